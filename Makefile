@@ -1,0 +1,25 @@
+# Quickstart: `make run` serves on 127.0.0.1:8090; `make test` runs the whole suite.
+# Both create .venv and install the project into it when needed.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test install clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/miam-economies serve
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -1,0 +1,120 @@
+"""HTTP: ``POST /economies``, ``GET /economies/bilan``, ``GET /healthz`` (SPEC, "Interfaces").
+
+The ingestion handler validates, appends and acknowledges, nothing else: projection work
+happens in the runner. The error policy is one mapping, ``EXCEPTION_HANDLERS``; an
+exception it does not map is a 500, and a 500 is a bug.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from eventsourcing.persistence import PersistenceError
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from api.auth import BearerAuth
+from api.body import BodyTooLarge, MalformedBody, parse_json, read_capped
+from api.services import Services, open_services
+from api.settings import Settings
+from api.store import StoreUnavailable
+from domain.validation import SchemaError, validate_batch
+
+
+def _services(request: Request) -> Services:
+    return request.state.economies  # type: ignore[no-any-return]
+
+
+async def post_economies(request: Request) -> JSONResponse:
+    """Ingest one batch: 200 ``{"ok": true, "recus": n, "doublons": m}`` once durably stored.
+
+    413 / 400 / 422 / 503 come from ``EXCEPTION_HANDLERS``; a refused batch stores nothing.
+    """
+    services = _services(request)
+    body = await read_capped(request, services.settings.max_body)
+
+    def validate_and_append() -> Any:
+        # Decoding 500 events is CPU work: keep it off the event loop, with the append.
+        return services.store.append(validate_batch(parse_json(body)))
+
+    appended = await run_in_threadpool(validate_and_append)
+    return JSONResponse({"ok": True, "recus": appended.recus, "doublons": appended.doublons})
+
+
+async def get_bilan(request: Request) -> JSONResponse:
+    """The bilan snapshot. With ``?attendre=1``, first wait (at most ``attendre_max`` s)
+    until the projection has folded every event stored before this request."""
+    services = _services(request)
+    if request.query_params.get("attendre") in ("1", "true", "oui"):
+        head = await run_in_threadpool(services.store.head)
+        await run_in_threadpool(services.runner.wait_for, head, services.settings.attendre_max)
+    return JSONResponse(await run_in_threadpool(services.bilan))
+
+
+async def healthz(request: Request) -> JSONResponse:
+    """Liveness, without auth: ``{"ok": true, "projection": null | "<last error>"}``."""
+    return JSONResponse({"ok": True, "projection": _services(request).runner.last_error})
+
+
+def _error(status: int, message: str, **headers: str) -> JSONResponse:
+    return JSONResponse({"ok": False, "erreur": message}, status_code=status, headers=headers)
+
+
+async def _too_large(request: Request, exc: Exception) -> JSONResponse:
+    # Close the connection: the rest of the oversized body is never read.
+    return _error(413, str(exc), Connection="close")
+
+
+async def _malformed(request: Request, exc: Exception) -> JSONResponse:
+    return _error(400, str(exc))
+
+
+async def _schema(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, SchemaError)
+    body: dict[str, Any] = {"ok": False, "erreurs": [f.as_dict() for f in exc.faults]}
+    if exc.omitted:
+        body["omis"] = exc.omitted
+    return JSONResponse(body, status_code=422)
+
+
+async def _unavailable(request: Request, exc: Exception) -> JSONResponse:
+    return _error(503, f"storage unavailable, retry later: {exc}", **{"Retry-After": "1"})
+
+
+EXCEPTION_HANDLERS: dict[Any, Any] = {
+    BodyTooLarge: _too_large,
+    MalformedBody: _malformed,
+    SchemaError: _schema,
+    StoreUnavailable: _unavailable,
+    PersistenceError: _unavailable,
+}
+"""The error policy (SPEC, "Wire contract"): exception class -> response."""
+
+routes = [
+    Route("/economies", post_economies, methods=["POST"]),
+    Route("/economies/bilan", get_bilan, methods=["GET"]),
+    Route("/healthz", healthz, methods=["GET"]),
+]
+"""The service's routes, as a plain list a host Starlette app can mount."""
+
+
+def create_app(settings: Settings) -> Starlette:
+    """The standalone app: ``routes`` behind ``BearerAuth``, services opened in lifespan."""
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Services]]:
+        with open_services(settings) as services:
+            yield {"economies": services}
+
+    return Starlette(
+        routes=routes,
+        middleware=[Middleware(BearerAuth, token=settings.token)],
+        exception_handlers=EXCEPTION_HANDLERS,
+        lifespan=lifespan,
+    )

@@ -1,0 +1,52 @@
+"""Bearer authentication as a pure ASGI middleware, in the shape of Starlette's own.
+
+Checked before the body is read (SPEC, "Wire contract"): a refused request costs no
+upload. The scheme name is case-insensitive (RFC 7235 section 2.1); the token is compared
+byte-wise in constant time (``hmac.compare_digest``), so a non-ASCII token is a plain
+mismatch, never an error.
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Iterable
+
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+
+class BearerAuth:
+    """Answers 401 with ``WWW-Authenticate: Bearer`` unless the request carries the token.
+
+    ``token``: the expected bearer token (str, compared as UTF-8 bytes);
+    ``public_paths``: paths served without auth (``/healthz``). Non-HTTP scopes pass.
+    """
+
+    def __init__(self, app: ASGIApp, token: str, public_paths: Iterable[str] = ("/healthz",)):
+        self.app = app
+        self.token = token.encode("utf-8")
+        self.public_paths = frozenset(public_paths)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in self.public_paths:
+            await self.app(scope, receive, send)
+            return
+        if self._authorized(scope):
+            await self.app(scope, receive, send)
+            return
+        response = JSONResponse(
+            {"ok": False, "erreur": "missing or invalid bearer token"},
+            status_code=401,
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+        await response(scope, receive, send)
+
+    def _authorized(self, scope: Scope) -> bool:
+        # ASGI headers are raw bytes (latin-1 on the wire): no decoding, so no decode error.
+        values = [v for k, v in scope["headers"] if k == b"authorization"]
+        if len(values) != 1:
+            return False
+        scheme, _, credentials = values[0].strip().partition(b" ")
+        if scheme.lower() != b"bearer":
+            return False
+        return hmac.compare_digest(credentials.strip(), self.token)

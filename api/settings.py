@@ -1,0 +1,73 @@
+"""Settings of the service, and the bearer token's resolution (SPEC, "Interfaces").
+
+The CLI reads flags and ``MIAM_ECONOMIES_*`` environment variables (click's ``envvar``)
+and builds one frozen ``Settings``; nothing below ``api/`` reads the environment.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_DATA = Path("logs/mcp")
+"""MIAM's layout: the data directory, relative to the working directory."""
+
+DEFAULT_MAX_BODY = 1_048_576
+"""Bytes: 1 MiB; a body of exactly this size is accepted, one byte more is a 413."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the app needs, resolved.
+
+    ``data``: directory of the store (``economies.sqlite``), the projections
+    (``projections.sqlite``) and the token file; ``token``: the bearer token;
+    ``max_body``: request body limit, bytes; ``lock_timeout``: SQLite busy timeout,
+    seconds; ``poll_interval``: seconds between the runner's looks at the log when not
+    woken; ``attendre_max``: seconds a ``?attendre=1`` read waits at most.
+    """
+
+    data: Path
+    token: str
+    max_body: int = DEFAULT_MAX_BODY
+    lock_timeout: int = 5
+    poll_interval: float = 1.0
+    attendre_max: float = 5.0
+
+    @property
+    def store_path(self) -> Path:
+        """The event store's SQLite file."""
+        return self.data / "economies.sqlite"
+
+    @property
+    def projections_path(self) -> Path:
+        """The projections' SQLite file (views and tracking positions)."""
+        return self.data / "projections.sqlite"
+
+
+def resolve_token(data: Path, from_env: str | None) -> tuple[str, Path | None]:
+    """The bearer token, and the token file's path when the token came from one.
+
+    ``from_env`` (``MIAM_ECONOMIES_TOKEN``) wins when set and non-empty. Otherwise
+    ``data/token`` is read, or created first with a random value and mode 0600 (SPEC,
+    "Interfaces"). Raises ``OSError`` if the file cannot be read or created, and
+    ``ValueError`` if it is empty.
+    """
+    if from_env:
+        return from_env, None
+    path = data / "token"
+    data.mkdir(parents=True, exist_ok=True)
+    try:
+        # O_EXCL: two processes starting at once never overwrite each other's token.
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        token = path.read_text(encoding="utf-8").strip()
+        if not token:
+            raise ValueError(f"token file {path} is empty") from None
+        return token, path
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        token = secrets.token_urlsafe(32)
+        f.write(token + "\n")
+    return token, path

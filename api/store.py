@@ -1,0 +1,163 @@
+"""The event store: an ``eventsourcing`` application that appends each new received event.
+
+One stream per received event, originator id ``uuid5`` of its stable id, version 1
+(ADR-0002). The store's (originator_id, originator_version) uniqueness is the arbiter of
+duplicates: a batch is filtered against what is stored, then saved in one transaction; if a
+concurrent writer stored one of its ids in between, the save rolls back whole and the batch
+is filtered again (NOTES-eventsourcing, "Appending one event per stream").
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.application import Application
+from eventsourcing.persistence import IntegrityError, PersistenceError
+
+from domain.events import STORED_CLASSES, EvenementRecu, Received, stream_id
+
+log = logging.getLogger(__name__)
+
+SAVE_ATTEMPTS = 5
+"""Times a batch is re-filtered and saved again after losing a race to another writer."""
+
+
+class StoreUnavailable(Exception):
+    """The event store could not durably store a batch (locked, disk full, I/O error...).
+
+    Nothing of the batch is stored. Mapped to 503 at the HTTP edge: the plugin keeps the
+    batch and retries (contract, "Réponses attendues").
+    """
+
+
+@dataclass(frozen=True)
+class Appended:
+    """Outcome of one append: ``recus`` newly stored, ``doublons`` ignored (ADR-0003).
+
+    ``recus + doublons`` is the batch size; ``head`` is the store's last notification id
+    after the append (0 for an empty store).
+    """
+
+    recus: int
+    doublons: int
+    head: int
+
+
+def iso_utc(moment: datetime) -> str:
+    """``moment`` as JavaScript's ``toISOString()`` writes it: ``2026-10-30T09:12:04.512Z``."""
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def sqlite_env(path: Path, lock_timeout: int = 5) -> dict[str, str]:
+    """The ``eventsourcing`` settings of an embedded SQLite store at ``path``.
+
+    Always names the persistence module: without it the library silently keeps events in
+    memory (NOTES-eventsourcing, "Persistence settings"). ``lock_timeout`` in seconds.
+    """
+    return {
+        "PERSISTENCE_MODULE": "eventsourcing.sqlite",
+        "SQLITE_DBNAME": str(path),
+        "SQLITE_LOCK_TIMEOUT": str(lock_timeout),
+    }
+
+
+class EventStore(Application[UUID]):
+    """The service's event store (``eventsourcing`` application named ``Economies``).
+
+    ``env``: the library's persistence settings (``sqlite_env``); ``clock`` gives the
+    ``recu_le`` of appended events (UTC datetimes). Listeners added with ``on_append`` are
+    called, without arguments, after each append that stored something, to wake a
+    projection runner.
+    """
+
+    name = "Economies"
+
+    def __init__(self, env: dict[str, str],
+                 clock: Callable[[], datetime] = lambda: datetime.now(UTC)):
+        super().__init__(env=env)
+        self._clock = clock
+        self._listeners: list[Callable[[], None]] = []
+        self._listeners_lock = threading.Lock()
+
+    def on_append(self, listener: Callable[[], None]) -> None:
+        """Call ``listener()`` after every append that stored at least one event."""
+        with self._listeners_lock:
+            self._listeners.append(listener)
+
+    def append(self, evenements: Sequence[Received]) -> Appended:
+        """Store the batch's new events in one transaction; count the rest as doublons.
+
+        ``evenements`` must have passed ``domain.validation``. A repeated id (already
+        stored, or earlier in the same batch) is a doublon; the first stored version wins.
+
+        Raises ``StoreUnavailable`` when the store cannot take the batch; then nothing of
+        it is stored.
+        """
+        first_seen: dict[UUID, Received] = {}
+        for ev in evenements:
+            first_seen.setdefault(stream_id(ev.id), ev)
+        try:
+            for _ in range(SAVE_ATTEMPTS):
+                stored = self._stored(list(first_seen))
+                new = [ev for sid, ev in first_seen.items() if sid not in stored]
+                try:
+                    if new:
+                        self.save(*self._domain_events(new))
+                except IntegrityError:
+                    # Another writer stored one of these ids since the check: the whole
+                    # save rolled back; filter again against what is now stored.
+                    continue
+                if new:
+                    self._notify_listeners()
+                return Appended(len(new), len(evenements) - len(new), self.head())
+        except PersistenceError as exc:
+            log.warning("event store unavailable: %s", exc)
+            raise StoreUnavailable(str(exc)) from None
+        raise StoreUnavailable(f"lost the race to other writers {SAVE_ATTEMPTS} times")
+
+    def head(self) -> int:
+        """The store's last notification id (0 when empty). Raises ``PersistenceError``."""
+        return self.recorder.max_notification_id() or 0
+
+    def _stored(self, ids: list[UUID]) -> set[UUID]:
+        """Those of ``ids`` that already have a stream: one query per batch."""
+        if not ids:
+            return set()
+        recorder: Any = self.recorder
+        table = recorder.events_table_name
+        marks = ",".join("?" * len(ids))
+        with recorder.datastore.transaction(commit=False) as cursor:
+            # SQLite keeps originator ids as uuid.hex text (NOTES-eventsourcing).
+            cursor.execute(
+                f"SELECT originator_id FROM {table} WHERE originator_id IN ({marks})",
+                [i.hex for i in ids],
+            )
+            return {UUID(row[0]) for row in cursor.fetchall()}
+
+    def _domain_events(self, evenements: Sequence[Received]) -> list[EvenementRecu]:
+        now = self._clock()
+        recu_le = iso_utc(now)
+        return [
+            STORED_CLASSES[ev.type](
+                originator_id=stream_id(ev.id),
+                originator_version=1,
+                timestamp=now,
+                payload=json.dumps(ev.payload, ensure_ascii=False, separators=(",", ":")),
+                recu_le=recu_le,
+            )
+            for ev in evenements
+        ]
+
+    def _notify_listeners(self) -> None:
+        with self._listeners_lock:
+            listeners = list(self._listeners)
+        for listener in listeners:
+            listener()

@@ -1,0 +1,237 @@
+"""The contract's three schema-1 events, as immutable values and as stored domain events.
+
+Two shapes of the same fact:
+
+* ``Delegation``, ``Pilotage`` and ``Correction`` are the typed values the domain reasons
+  about (formulas, figures). They are built by ``domain.validation`` from a payload that
+  has passed every check, or by ``from_payload`` from a payload read back from the store.
+* ``DelegationRecue``, ``PilotageRecu`` and ``CorrectionRecue`` are the domain events
+  appended to the event store, one stream per received event (ADR-0002). They hold the
+  event as received, as a JSON string, so unknown fields survive byte for byte and no
+  client key can collide with the transcoder's ``_type_``/``_data_`` markers
+  (NOTES-eventsourcing, "Transcoding").
+
+Names are the contract's (``000_*.txt``, "Modèle de données"): they are the wire format and
+the ubiquitous language.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+from uuid import NAMESPACE_URL, UUID, uuid5
+
+from eventsourcing.domain import DomainEvent
+
+SCHEMA = 1
+"""The only schema version this service accepts (contract, "Modèle de données")."""
+
+TYPES = ("delegation", "pilotage", "correction")
+RETOURS = ("complet", "apercu")
+OUTILS = ("Read", "Edit", "Write", "NotebookEdit", "Bash")
+
+
+@dataclass(frozen=True)
+class Estimation:
+    """The plugin's estimate for one delegation, all in Claude tokens.
+
+    ``evites`` may be negative (a long consigne, a short answer read back in full): the
+    contract says never to bound it ("Calcul des estimations").
+    """
+
+    lus: int
+    ecrits: int
+    consigne: int
+    rendus: int
+    evites: int
+    methode: str
+
+
+@dataclass(frozen=True)
+class Usage:
+    """The four usage counters of one subagent turn, in tokens, as the Claude API names them.
+
+    Kept apart, never summed at ingestion: a cache read is not an input token (seed 004,
+    "Cache reads and cache writes are always separate fields").
+    """
+
+    input_tokens: int
+    output_tokens: int
+    cache_read_input_tokens: int
+    cache_creation_input_tokens: int
+
+
+@dataclass(frozen=True)
+class Evenement:
+    """Fields common to the three event types (contract, "Modèle de données").
+
+    ``date`` is the ISO 8601 string as the plugin wrote it (validated to carry an offset);
+    ``payload`` is the whole event as received, unknown fields included, and takes no part
+    in equality.
+    """
+
+    id: str
+    date: str
+    client: str
+    session_id: str
+    payload: Mapping[str, Any] = field(compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Delegation(Evenement):
+    """One successful delegation to MIAM's local model (type ``delegation``).
+
+    ``tokens_entree``/``tokens_sortie``: tokens read/written by the local model.
+    ``agent_id`` is None when the main agent delegated.
+    """
+
+    demande_id: str
+    agent_id: str | None
+    par_subagent: bool
+    retour: Literal["complet", "apercu"]
+    tokens_entree: int
+    tokens_sortie: int
+    estimation: Estimation
+    type: Literal["delegation"] = "delegation"
+
+
+@dataclass(frozen=True)
+class Pilotage(Evenement):
+    """The end of one delegating subagent turn (type ``pilotage``).
+
+    ``cout`` (tokens) is to be deducted from the evites of ``demande_ids`` (at least one).
+    """
+
+    agent_id: str
+    turn_id: str
+    demande_ids: tuple[str, ...]
+    modele: str
+    usage: Usage
+    cout: int
+    type: Literal["pilotage"] = "pilotage"
+
+
+@dataclass(frozen=True)
+class Correction(Evenement):
+    """The main agent reworking the output of a delegation (type ``correction``).
+
+    ``cout`` = tokens_lus + tokens_ecrits (tokens), deducted from ``demande_id``'s evites.
+    """
+
+    demande_id: str
+    outil: Literal["Read", "Edit", "Write", "NotebookEdit", "Bash"]
+    tool_use_id: str
+    tokens_lus: int
+    tokens_ecrits: int
+    cout: int
+    type: Literal["correction"] = "correction"
+
+
+Received: TypeAlias = Delegation | Pilotage | Correction
+
+
+def from_payload(payload: Mapping[str, Any]) -> Received:
+    """Build the typed value of a payload that already passed ``domain.validation``.
+
+    Use it on events read back from the store; it does not check anything again.
+    Raises ``KeyError``/``TypeError`` only if the payload never was valid (a bug).
+    """
+    common = {
+        "id": payload["id"],
+        "date": payload["date"],
+        "client": payload["client"],
+        "session_id": payload["session_id"],
+        "payload": payload,
+    }
+    kind = payload["type"]
+    if kind == "delegation":
+        e = payload["estimation"]
+        return Delegation(
+            **common,
+            demande_id=payload["demande_id"],
+            agent_id=payload["agent_id"],
+            par_subagent=payload["par_subagent"],
+            retour=payload["retour"],
+            tokens_entree=payload["tokens_entree"],
+            tokens_sortie=payload["tokens_sortie"],
+            estimation=Estimation(
+                e["lus"], e["ecrits"], e["consigne"], e["rendus"], e["evites"], e["methode"]
+            ),
+        )
+    if kind == "pilotage":
+        u = payload["usage"]
+        return Pilotage(
+            **common,
+            agent_id=payload["agent_id"],
+            turn_id=payload["turn_id"],
+            demande_ids=tuple(payload["demande_ids"]),
+            modele=payload["modele"],
+            usage=Usage(
+                u["input_tokens"],
+                u["output_tokens"],
+                u["cache_read_input_tokens"],
+                u["cache_creation_input_tokens"],
+            ),
+            cout=payload["cout"],
+        )
+    if kind == "correction":
+        return Correction(
+            **common,
+            demande_id=payload["demande_id"],
+            outil=payload["outil"],
+            tool_use_id=payload["tool_use_id"],
+            tokens_lus=payload["tokens_lus"],
+            tokens_ecrits=payload["tokens_ecrits"],
+            cout=payload["cout"],
+        )
+    raise TypeError(f"unknown event type {kind!r}")
+
+
+# --- Stored domain events ---------------------------------------------------------------
+
+
+def stream_id(event_id: str) -> UUID:
+    """The event store stream (originator id) of a received event: uuid5 of its stable id.
+
+    Deterministic, so the store's (originator_id, version 1) uniqueness is the arbiter of
+    duplicates across requests, processes and restarts (ADR-0002).
+    """
+    return uuid5(NAMESPACE_URL, f"/economies/{event_id}")
+
+
+class EvenementRecu(DomainEvent):
+    """A received event, appended at version 1 of its own stream (ADR-0002).
+
+    ``payload``: the event as received, as compact JSON text (unknown fields kept).
+    ``recu_le``: when this service stored it, ISO 8601 UTC in JavaScript's
+    ``toISOString()`` form (contract, "Stockage").
+    """
+
+    payload: str
+    recu_le: str
+
+    def evenement(self) -> Received:
+        """The typed value of this stored event."""
+        return from_payload(json.loads(self.payload))
+
+
+class DelegationRecue(EvenementRecu):
+    """A stored ``delegation`` event."""
+
+
+class PilotageRecu(EvenementRecu):
+    """A stored ``pilotage`` event."""
+
+
+class CorrectionRecue(EvenementRecu):
+    """A stored ``correction`` event."""
+
+
+STORED_CLASSES: Mapping[str, type[EvenementRecu]] = {
+    "delegation": DelegationRecue,
+    "pilotage": PilotageRecu,
+    "correction": CorrectionRecue,
+}
+"""The stored domain event class of each contract ``type``."""

@@ -1,0 +1,128 @@
+"""A pull runner: follows the store's notification log from the projection's position.
+
+eventsourcing 9.5's SQLite recorder cannot ``subscribe`` (NOTES-eventsourcing), so the
+runner reads ``select_notifications`` from its tracking position, a page at a time, and
+folds each page in one view transaction. It sleeps until woken by an append in the same
+process, or until ``poll_interval`` passes (which picks up appends by other processes).
+ADR-0004.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any
+
+from eventsourcing.persistence import ApplicationRecorder, IntegrityError, Mapper
+
+from projections.bilan import BilanProjection
+
+log = logging.getLogger(__name__)
+
+
+class CatchUpRunner:
+    """Runs one projection over one application recorder, in a background thread or inline.
+
+    ``recorder``/``mapper``: the event store's; ``page_size``: notifications folded per
+    view transaction; ``poll_interval``: seconds between looks at the log when nobody wakes
+    the runner. Errors never kill the thread: they are logged, kept in ``last_error``, and
+    the page is retried after ``retry_delay`` seconds (rising to 30 s).
+    """
+
+    def __init__(self, recorder: ApplicationRecorder, mapper: Mapper[Any],
+                 projection: BilanProjection, *, page_size: int = 500,
+                 poll_interval: float = 1.0, retry_delay: float = 0.5):
+        self.recorder = recorder
+        self.mapper = mapper
+        self.projection = projection
+        self.page_size = page_size
+        self.poll_interval = poll_interval
+        self.retry_delay = retry_delay
+        self.last_error: str | None = None
+        self._wakeup = threading.Event()
+        self._stopping = threading.Event()
+        self._progress = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def fold_page(self) -> int:
+        """Fold the next page of notifications, if any; return how many were folded.
+
+        Raises the view's or recorder's ``PersistenceError`` (an ``IntegrityError`` when
+        another runner folded the page first).
+        """
+        position = self.projection.position()
+        page = self.recorder.select_notifications(
+            start=position + 1, limit=self.page_size, inclusive_of_start=True
+        )
+        if not page:
+            return 0
+        events = [self.mapper.to_domain_event(n) for n in page]
+        self.projection.process_page(events, page[-1].id)
+        with self._progress:
+            self._progress.notify_all()
+        return len(page)
+
+    def catch_up(self) -> int:
+        """Fold pages until the log is exhausted; return the events folded (inline use)."""
+        folded = 0
+        while True:
+            try:
+                n = self.fold_page()
+            except IntegrityError:
+                continue  # another runner folded this page: read the position again
+            if n == 0:
+                return folded
+            folded += n
+
+    def start(self) -> None:
+        """Start following the log in a daemon thread."""
+        self._thread = threading.Thread(target=self._run, name="projection-runner",
+                                        daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Ask the thread to stop after its current page and wait up to ``timeout`` s."""
+        self._stopping.set()
+        self._wakeup.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def wake(self) -> None:
+        """Tell the runner new events were appended (cheap; safe from any thread)."""
+        self._wakeup.set()
+
+    def wait_for(self, position: int, timeout: float) -> bool:
+        """Block until the projection has folded up to ``position``, or ``timeout`` s pass.
+
+        Returns whether the position was reached.
+        """
+        deadline = time.monotonic() + timeout
+        with self._progress:
+            while self.projection.position() < position:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                # Bounded wait: progress from another process sends no notification.
+                self._progress.wait(min(remaining, 0.1))
+        return True
+
+    def _run(self) -> None:
+        delay = self.retry_delay
+        while not self._stopping.is_set():
+            try:
+                self._wakeup.clear()
+                n = self.fold_page()
+                self.last_error = None
+                delay = self.retry_delay
+            except IntegrityError:
+                continue  # another runner folded this page first
+            except Exception as exc:  # a runner that dies silently would freeze the bilan
+                self.last_error = f"{type(exc).__name__}: {exc}"
+                log.exception("projection %s: page failed; retrying in %.1f s",
+                              self.projection.tracking_name, delay)
+                self._stopping.wait(delay)
+                delay = min(delay * 2, 30.0)
+                continue
+            if n == 0:
+                self._wakeup.wait(self.poll_interval)

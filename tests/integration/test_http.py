@@ -1,0 +1,207 @@
+"""POST /economies and GET /economies/bilan against a real uvicorn on loopback."""
+
+from __future__ import annotations
+
+import copy
+import json
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import EXAMPLE_BATCH, TOKEN, LiveServer
+
+EXPECTED_CLAUDE_CODE = {"delegations": 1, "evites": 4900, "pilotage": 2000, "corrections": 0,
+                        "net": 2900, "taux_reprise": 0.0}
+LIMIT = 1_048_576
+
+
+def padded_batch(size: int) -> bytes:
+    """The example batch, padded with an unknown top-level key to exactly ``size`` bytes."""
+    base = json.dumps({**EXAMPLE_BATCH, "pad": ""}).encode()
+    body = json.dumps({**EXAMPLE_BATCH, "pad": "x" * (size - len(base))}).encode()
+    assert len(body) == size
+    return body
+
+
+def test_contract_example_gives_the_contracts_bilan(server: LiveServer) -> None:
+    response = server.post(EXAMPLE_BATCH)
+    assert response.status_code == 200
+    assert response.json() == {"ok": True, "recus": 2, "doublons": 0}
+    bilan = server.bilan()
+    assert bilan["economies"] == {"claude-code": EXPECTED_CLAUDE_CODE}
+    assert bilan["total"] == EXPECTED_CLAUDE_CODE
+    assert bilan["formule"] == "v1"
+    assert bilan["position"] == 2
+    assert bilan["provenance"]["evenements"] == 2
+
+
+def test_resent_batch_counts_only_doublons(server: LiveServer) -> None:
+    server.post(EXAMPLE_BATCH)
+    response = server.post(EXAMPLE_BATCH)
+    assert response.status_code == 200
+    assert response.json() == {"ok": True, "recus": 0, "doublons": 2}
+    assert server.bilan()["economies"]["claude-code"] == EXPECTED_CLAUDE_CODE
+
+
+def test_an_id_repeated_inside_one_batch_is_a_doublon(server: LiveServer) -> None:
+    first = EXAMPLE_BATCH["evenements"][0]
+    response = server.post({"evenements": [first, first, first]})
+    assert response.json() == {"ok": True, "recus": 1, "doublons": 2}
+    assert server.bilan()["economies"]["claude-code"]["delegations"] == 1
+
+
+def test_a_resent_id_with_other_content_keeps_the_first_version(server: LiveServer) -> None:
+    server.post(EXAMPLE_BATCH)
+    changed = copy.deepcopy(EXAMPLE_BATCH)
+    changed["evenements"][1]["cout"] = 999_999
+    assert server.post(changed).json() == {"ok": True, "recus": 0, "doublons": 2}
+    assert server.bilan()["economies"]["claude-code"]["pilotage"] == 2000
+
+
+def test_empty_store_gives_an_empty_section_and_zero_totals(server: LiveServer) -> None:
+    bilan = server.bilan()
+    assert bilan["economies"] == {}
+    assert bilan["total"] == {"delegations": 0, "evites": 0, "pilotage": 0, "corrections": 0,
+                              "net": 0, "taux_reprise": None}
+    assert bilan["position"] == 0
+
+
+@pytest.mark.parametrize("authorization", [
+    None, "Basic dGVzdDp0ZXN0", "Bearer", "Bearer wrong-token", f"Token {TOKEN}",
+])
+def test_missing_or_wrong_token_is_401_with_a_bearer_challenge(
+        server: LiveServer, authorization: str | None) -> None:
+    headers = {} if authorization is None else {"Authorization": authorization}
+    for method, path in (("POST", "/economies"), ("GET", "/economies/bilan")):
+        response = httpx.request(method, server.url + path, headers=headers,
+                                 json=EXAMPLE_BATCH if method == "POST" else None)
+        assert response.status_code == 401
+        assert response.headers["www-authenticate"] == "Bearer"
+    assert server.bilan()["provenance"]["tete"] == 0
+
+
+def test_a_non_ascii_token_is_a_401_not_a_500(server: LiveServer) -> None:
+    # httpx refuses non-ASCII header values, so send the raw bytes ourselves.
+    body = json.dumps(EXAMPLE_BATCH).encode()
+    request = (b"POST /economies HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+               b"Authorization: Bearer t\xc3\xa9st\xff\r\nContent-Type: application/json\r\n"
+               b"Content-Length: " + str(len(body)).encode() + b"\r\nConnection: close\r\n\r\n"
+               + body)
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        sock.sendall(request)
+        status_line = sock.recv(4096).split(b"\r\n", 1)[0]
+    assert status_line == b"HTTP/1.1 401 Unauthorized"
+
+
+def test_bearer_scheme_is_case_insensitive(server: LiveServer) -> None:
+    response = httpx.post(server.url + "/economies", json=EXAMPLE_BATCH,
+                          headers={"Authorization": f"bearer {TOKEN}"})
+    assert response.status_code == 200
+
+
+def test_healthz_needs_no_token(server: LiveServer) -> None:
+    assert httpx.get(server.url + "/healthz").json() == {"ok": True, "projection": None}
+
+
+def test_invalid_event_is_422_listing_index_and_field_and_stores_nothing(
+        server: LiveServer) -> None:
+    batch = copy.deepcopy(EXAMPLE_BATCH)
+    batch["evenements"][1]["usage"]["input_tokens"] = 3.0
+    del batch["evenements"][0]["demande_id"]
+    response = server.post(batch)
+    assert response.status_code == 422
+    body = response.json()
+    assert body["ok"] is False
+    assert {(e["index"], e["champ"]) for e in body["erreurs"]} == {
+        (0, "demande_id"), (1, "usage.input_tokens")}
+    assert server.bilan()["provenance"]["tete"] == 0
+
+
+@pytest.mark.parametrize("count", [0, 501])
+def test_empty_or_oversized_batch_is_a_batch_level_422(server: LiveServer, count: int) -> None:
+    event = EXAMPLE_BATCH["evenements"][0]
+    events = [{**event, "id": f"claude-code:dem-{i}"} for i in range(count)]
+    response = server.post({"evenements": events})
+    assert response.status_code == 422
+    assert {"index": None, "champ": "evenements"}.items() <= response.json()["erreurs"][0].items()
+    assert server.bilan()["provenance"]["tete"] == 0
+
+
+@pytest.mark.parametrize("body", [
+    b"", b"not json", b'{"evenements": [', b"\xff\xfe{}", b"\xef\xbb\xbf" + b'{"evenements":[]}',
+    b'{"evenements": [NaN]}', b'{"evenements": [Infinity]}',
+    b'{"evenements": [], "evenements": []}', b"[" * 100_000, b"1" * 5_000,
+])
+def test_a_body_that_is_not_strict_json_is_a_400(server: LiveServer, body: bytes) -> None:
+    response = server.client.post("/economies", content=body,
+                                  headers={"Content-Type": "application/json"})
+    assert response.status_code == 400
+    assert response.json()["ok"] is False
+
+
+def test_a_repeated_key_inside_an_event_is_refused(server: LiveServer) -> None:
+    text = json.dumps(EXAMPLE_BATCH).replace('"cout": 2000', '"cout": 2000, "cout": 1')
+    response = server.client.post("/economies", content=text.encode())
+    assert response.status_code == 400
+    assert server.bilan()["provenance"]["tete"] == 0
+
+
+def test_a_body_of_exactly_the_limit_is_accepted(server: LiveServer) -> None:
+    response = server.client.post("/economies", content=padded_batch(LIMIT))
+    assert response.status_code == 200
+    assert response.json()["recus"] == 2
+
+
+def test_one_byte_over_the_limit_is_413_with_content_length(server: LiveServer) -> None:
+    response = server.client.post("/economies", content=padded_batch(LIMIT + 1))
+    assert response.status_code == 413
+    assert server.bilan()["provenance"]["tete"] == 0
+
+
+def test_one_byte_over_the_limit_is_413_when_chunked(server: LiveServer) -> None:
+    body = padded_batch(LIMIT + 1)
+
+    def chunks() -> Iterator[bytes]:
+        for i in range(0, len(body), 64 * 1024):
+            yield body[i:i + 64 * 1024]
+
+    response = server.client.post("/economies", content=chunks())
+    assert "content-length" not in response.request.headers
+    assert response.status_code == 413
+    assert server.bilan()["provenance"]["tete"] == 0
+
+
+def test_a_restart_keeps_every_event_the_dedup_and_the_bilan(server: LiveServer) -> None:
+    server.post(EXAMPLE_BATCH)
+    before = server.bilan()
+    server.restart()
+    assert server.post(EXAMPLE_BATCH).json() == {"ok": True, "recus": 0, "doublons": 2}
+    after = server.bilan()
+    assert after["economies"] == before["economies"]
+    assert after["position"] == before["position"] == 2
+
+
+def test_a_kill_and_restart_keeps_acknowledged_events(server: LiveServer) -> None:
+    server.post(EXAMPLE_BATCH)
+    server.restart(kill=True)
+    assert server.bilan()["economies"]["claude-code"] == EXPECTED_CLAUDE_CODE
+
+
+def test_the_cli_bilan_reads_the_same_figures(server: LiveServer) -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    server.post(EXAMPLE_BATCH)
+    script = Path(sys.executable).with_name("miam-economies")
+    out = subprocess.run([str(script), "bilan", "--data", str(server.data), "--json"],
+                         check=True, capture_output=True, text=True).stdout
+    printed: dict[str, Any] = json.loads(out)
+    assert printed["economies"] == {"claude-code": EXPECTED_CLAUDE_CODE}
+    table = subprocess.run([str(script), "bilan", "--data", str(server.data)],
+                           check=True, capture_output=True, text=True,
+                           env={"COLUMNS": "120", "PATH": ""}).stdout
+    assert "claude-code" in table and "2,900" in table

@@ -1,0 +1,137 @@
+"""The event store and the bilan projection on real SQLite files, without HTTP."""
+
+from __future__ import annotations
+
+import copy
+import threading
+from pathlib import Path
+from typing import Any
+
+from api.services import Services, open_services
+from api.settings import Settings
+from domain.events import DelegationRecue, stream_id
+from domain.validation import validate_batch
+from tests.conftest import EXAMPLE_BATCH, TOKEN
+from tests.corpus import expected_bilan, generate
+
+DELEGATION, PILOTAGE = EXAMPLE_BATCH["evenements"]
+CORRECTION = {
+    "schema": 1, "type": "correction", "id": "claude-code:c009a419:toolu_1",
+    "date": "2026-10-30T09:13:00.000Z", "client": "claude-code", "session_id": "c009a419",
+    "demande_id": "dem-9c8a4d0189", "outil": "Edit", "tool_use_id": "toolu_1",
+    "tokens_lus": 0, "tokens_ecrits": 490, "cout": 490,
+}
+
+
+def append(services: Services, *events: dict[str, Any]) -> tuple[int, int]:
+    appended = services.store.append(validate_batch({"evenements": list(events)}))
+    return appended.recus, appended.doublons
+
+
+def clients(services: Services) -> dict[str, Any]:
+    services.runner.catch_up()
+    return services.bilan()["economies"]
+
+
+def test_each_event_is_its_own_stream_at_version_1_holding_the_payload(
+        services: Services) -> None:
+    extra = {**DELEGATION, "champ_futur": {"_type_": "x", "_data_": "y"}}
+    append(services, extra)
+    stored = services.store.recorder.select_events(stream_id(extra["id"]))
+    assert [s.originator_version for s in stored] == [1]
+    event = services.store.mapper.to_domain_event(stored[0])
+    assert isinstance(event, DelegationRecue)
+    assert event.evenement().payload == extra  # unknown fields kept, even the colliding ones
+    assert event.recu_le.endswith("Z") and len(event.recu_le) == 24
+
+
+def test_duplicates_count_once(services: Services) -> None:
+    assert append(services, DELEGATION, PILOTAGE, DELEGATION) == (2, 1)
+    assert append(services, PILOTAGE) == (0, 1)
+    assert clients(services)["claude-code"]["net"] == 2900
+
+
+def test_pilotage_before_its_delegation_gives_the_same_bilan(services: Services) -> None:
+    append(services, PILOTAGE)
+    assert clients(services)["claude-code"]["net"] == -2000
+    append(services, DELEGATION)
+    assert clients(services)["claude-code"] == {
+        "delegations": 1, "evites": 4900, "pilotage": 2000, "corrections": 0, "net": 2900,
+        "taux_reprise": 0.0}
+
+
+def test_correction_before_anything_is_counted_then_joined(services: Services) -> None:
+    append(services, CORRECTION)
+    assert clients(services)["claude-code"]["corrections"] == 490
+    append(services, DELEGATION, PILOTAGE)
+    figures = clients(services)["claude-code"]
+    assert figures["net"] == 4900 - 2000 - 490
+    assert figures["taux_reprise"] == 490 / 4900
+
+
+def test_taux_reprise_is_null_when_evites_is_not_positive(services: Services) -> None:
+    negative = copy.deepcopy(DELEGATION)
+    negative["estimation"]["evites"] = -50
+    append(services, negative, CORRECTION)
+    figures = clients(services)["claude-code"]
+    assert figures["evites"] == -50
+    assert figures["taux_reprise"] is None
+
+
+def test_a_restart_resumes_from_the_tracking_position(tmp_path: Path) -> None:
+    settings = Settings(data=tmp_path / "data", token=TOKEN)
+    corpus = generate(1_200, seed=3)
+    with open_services(settings, run_projections=False) as first:
+        for i in range(0, len(corpus), 400):
+            append(first, *corpus[i:i + 400])
+        first.runner.fold_page()  # one page of 500 folded, the rest not yet
+        assert first.projection.position() == 500
+    with open_services(settings, run_projections=False) as second:
+        assert second.projection.position() == 500
+        assert second.runner.catch_up() == len(corpus) - 500
+        bilan = second.bilan()
+    assert bilan["provenance"]["evenements"] == len(corpus)
+    assert {k: bilan[k] for k in ("economies", "total")} == expected_bilan(corpus)
+
+
+def test_two_runners_on_one_view_never_fold_a_page_twice(tmp_path: Path) -> None:
+    settings = Settings(data=tmp_path / "data", token=TOKEN)
+    corpus = generate(3_000, seed=4)
+    with open_services(settings, run_projections=False) as a, \
+            open_services(settings, run_projections=False) as b:
+        for i in range(0, len(corpus), 500):
+            append(a, *corpus[i:i + 500])
+        threads = [threading.Thread(target=s.runner.catch_up) for s in (a, b)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        bilan = a.bilan()
+    assert bilan["provenance"]["evenements"] == len(corpus)
+    assert {k: bilan[k] for k in ("economies", "total")} == expected_bilan(corpus)
+
+
+def test_racing_appends_store_each_id_once(tmp_path: Path) -> None:
+    settings = Settings(data=tmp_path / "data", token=TOKEN)
+    corpus = generate(2_000, seed=5)
+    recus: list[int] = []
+    with open_services(settings, run_projections=False) as a, \
+            open_services(settings, run_projections=False) as b:
+
+        def post_all(services: Services, offset: int) -> None:
+            # Overlapping windows: every id is sent by both writers.
+            for i in range(offset, len(corpus) + offset, 250):
+                window = [corpus[j % len(corpus)] for j in range(i, i + 250)]
+                recus.append(append(services, *window)[0])
+
+        threads = [threading.Thread(target=post_all, args=(s, off))
+                   for s, off in ((a, 0), (b, 125))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        a.runner.catch_up()
+        assert a.store.head() == len(corpus)
+        bilan = a.bilan()
+    assert sum(recus) == len({e["id"] for e in corpus}) == len(corpus)
+    assert {k: bilan[k] for k in ("economies", "total")} == expected_bilan(corpus)

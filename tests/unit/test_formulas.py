@@ -1,0 +1,417 @@
+"""Unit tests of ``domain.formulas`` (SPEC.md, "The plugin's formulas") and of
+``domain.bilan.Figures``/``contribution`` (SPEC.md, "The bilan")."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from domain.bilan import Figures, contribution
+from domain.events import Correction, Delegation, Estimation, Pilotage, Usage, from_payload
+from domain.formulas import (
+    FORMULES,
+    V1,
+    cout_correction,
+    cout_pilotage,
+    estimer,
+    js_round_div,
+)
+
+# The contract's example batch (shared/tools/example-batch.json), copied as literals.
+EXAMPLE_DELEGATION: dict[str, Any] = {
+    "schema": 1,
+    "type": "delegation",
+    "id": "claude-code:dem-9c8a4d0189",
+    "date": "2026-10-30T09:12:04.512Z",
+    "client": "claude-code",
+    "session_id": "c009a419-e17b-4036-9531-ac29eaa481d4",
+    "demande_id": "dem-9c8a4d0189",
+    "agent_id": "a1",
+    "par_subagent": True,
+    "retour": "complet",
+    "tokens_entree": 4100,
+    "tokens_sortie": 900,
+    "estimation": {"lus": 4000, "ecrits": 900, "consigne": 100, "rendus": 900, "evites": 4900,
+                   "methode": "caracteres/4"},
+}
+
+EXAMPLE_PILOTAGE: dict[str, Any] = {
+    "schema": 1,
+    "type": "pilotage",
+    "id": "claude-code:c009a419-e17b-4036-9531-ac29eaa481d4:a1:t",
+    "date": "2026-10-30T09:12:09.031Z",
+    "client": "claude-code",
+    "session_id": "c009a419-e17b-4036-9531-ac29eaa481d4",
+    "agent_id": "a1",
+    "turn_id": "t",
+    "demande_ids": ["dem-9c8a4d0189"],
+    "modele": "claude-haiku-5-5",
+    "usage": {"input_tokens": 800, "output_tokens": 200, "cache_read_input_tokens": 10000,
+              "cache_creation_input_tokens": 0},
+    "cout": 2000,
+}
+
+A_CORRECTION: dict[str, Any] = {
+    "schema": 1,
+    "type": "correction",
+    "id": "claude-code:c009a419-e17b-4036-9531-ac29eaa481d4:toolu_01",
+    "date": "2026-10-30T09:13:00.000Z",
+    "client": "claude-code",
+    "session_id": "c009a419-e17b-4036-9531-ac29eaa481d4",
+    "demande_id": "dem-9c8a4d0189",
+    "outil": "Edit",
+    "tool_use_id": "toolu_01",
+    "tokens_lus": 10,
+    "tokens_ecrits": 5,
+    "cout": 15,
+}
+
+
+def example_usage(**changes: int) -> Usage:
+    counters = dict(EXAMPLE_PILOTAGE["usage"]) | changes
+    return Usage(**counters)
+
+
+# --- js_round_div -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("numerator", "expected"),
+    [(5, 1), (15, 2), (25, 3), (35, 4), (4, 0), (6, 1), (0, 0), (10000, 1000), (10004, 1000),
+     (10005, 1001)],
+)
+def test_js_round_div_by_ten_rounds_halves_up_like_math_round(
+    numerator: int, expected: int
+) -> None:
+    assert js_round_div(numerator, 10) == expected
+
+
+def test_js_round_div_of_25_by_10_is_3_where_python_round_gives_2() -> None:
+    assert round(25 / 10) == 2
+    assert js_round_div(25, 10) == 3
+
+
+@pytest.mark.parametrize(
+    ("numerator", "expected"),
+    # Math.round(-2.5) == -2, Math.round(-1.5) == -1, Math.round(-2.6) == -3.
+    [(-25, -2), (-15, -1), (-26, -3), (-24, -2), (-5, 0)],
+)
+def test_js_round_div_of_negative_halves_goes_toward_plus_infinity(
+    numerator: int, expected: int
+) -> None:
+    assert js_round_div(numerator, 10) == expected
+
+
+@pytest.mark.parametrize("numerator", range(-60, 61))
+def test_js_round_div_matches_floor_of_quotient_plus_half(numerator: int) -> None:
+    # Math.round(x) is floor(x + 0.5); exact on these small values.
+    assert js_round_div(numerator, 10) == math.floor(numerator / 10 + 0.5)
+
+
+def test_js_round_div_is_exact_beyond_float_precision() -> None:
+    big = 2**53 - 1
+    assert js_round_div(big * 10 + 5, 10) == big + 1
+
+
+# --- cout_pilotage / cout_correction ------------------------------------------------------
+
+
+def test_cout_pilotage_of_the_contract_example_is_2000() -> None:
+    # 800 input + 0 cache_creation + 200 output + round(10000 / 10) = 2000.
+    assert cout_pilotage(example_usage()) == 2000
+
+
+def test_cout_pilotage_rounds_a_cache_read_of_25_up_to_3() -> None:
+    # 800 + 0 + 200 + Math.round(2.5) = 1003.
+    assert cout_pilotage(example_usage(cache_read_input_tokens=25)) == 1003
+
+
+def test_cout_pilotage_counts_cache_creation_in_full() -> None:
+    assert cout_pilotage(example_usage(cache_creation_input_tokens=300)) == 2300
+
+
+@pytest.mark.parametrize(
+    ("usage", "expected"),
+    [
+        (Usage(0, 0, 0, 0), 0),
+        (Usage(1, 0, 0, 0), 1),
+        (Usage(0, 1, 0, 0), 1),
+        (Usage(0, 0, 4, 0), 0),
+        (Usage(0, 0, 5, 0), 1),
+        (Usage(0, 0, 0, 1), 1),
+        (Usage(7, 11, 15, 13), 7 + 11 + 2 + 13),
+    ],
+)
+def test_cout_pilotage_is_input_plus_output_plus_creation_plus_a_tenth_of_reads(
+    usage: Usage, expected: int
+) -> None:
+    assert cout_pilotage(usage) == expected
+
+
+def test_cout_correction_of_ten_read_and_five_written_is_15() -> None:
+    assert cout_correction(10, 5) == 15
+
+
+@pytest.mark.parametrize(("lus", "ecrits", "expected"), [(0, 0, 0), (0, 7, 7), (120, 0, 120)])
+def test_cout_correction_is_read_plus_written(lus: int, ecrits: int, expected: int) -> None:
+    assert cout_correction(lus, ecrits) == expected
+
+
+# --- estimer ------------------------------------------------------------------------------
+
+
+def test_estimer_on_the_contract_example_gives_the_plugins_figures() -> None:
+    estimation = estimer(
+        tokens_entree=4100, tokens_sortie=900, longueur_consigne=400, longueur_reponse=3600,
+        retour="complet", par_subagent=True,
+    )
+
+    assert estimation == Estimation(
+        lus=4000, ecrits=900, consigne=100, rendus=900, evites=4900, methode="caracteres/4"
+    )
+
+
+def test_estimer_apercu_from_the_main_agent_subtracts_consigne_and_rendus() -> None:
+    # By hand: consigne = ceil(401 / 4) = 101; lus = max(0, 3000 - 101) = 2899;
+    # ecrits = 1200; rendus = ceil(399 / 4) = 100 (apercu: the length of the reply shown);
+    # main agent: evites = 2899 + 1200 - (101 + 100) = 3898.
+    estimation = estimer(
+        tokens_entree=3000, tokens_sortie=1200, longueur_consigne=401, longueur_reponse=399,
+        retour="apercu", par_subagent=False,
+    )
+
+    assert estimation == Estimation(
+        lus=2899, ecrits=1200, consigne=101, rendus=100, evites=3898, methode="caracteres/4"
+    )
+
+
+def test_estimer_complet_from_the_main_agent_reads_the_whole_output_back() -> None:
+    # consigne = 100; lus = 4000; ecrits = rendus = 900; evites = 4900 - 1000 = 3900.
+    estimation = estimer(
+        tokens_entree=4100, tokens_sortie=900, longueur_consigne=400, longueur_reponse=12,
+        retour="complet", par_subagent=False,
+    )
+
+    assert (estimation.rendus, estimation.evites) == (900, 3900)
+
+
+def test_estimer_apercu_under_a_subagent_ignores_consigne_and_rendus() -> None:
+    # consigne = 101; lus = 2899; ecrits = 1200; rendus = 100; subagent: evites = 4099.
+    estimation = estimer(
+        tokens_entree=3000, tokens_sortie=1200, longueur_consigne=401, longueur_reponse=399,
+        retour="apercu", par_subagent=True,
+    )
+
+    assert (estimation.rendus, estimation.evites) == (100, 4099)
+
+
+def test_estimer_gives_negative_evites_without_clamping() -> None:
+    # consigne = ceil(2000 / 4) = 500; lus = max(0, 300 - 500) = 0; ecrits = rendus = 50;
+    # main agent: evites = 0 + 50 - (500 + 50) = -500.
+    estimation = estimer(
+        tokens_entree=300, tokens_sortie=50, longueur_consigne=2000, longueur_reponse=200,
+        retour="complet", par_subagent=False,
+    )
+
+    assert estimation == Estimation(
+        lus=0, ecrits=50, consigne=500, rendus=50, evites=-500, methode="caracteres/4"
+    )
+
+
+@pytest.mark.parametrize(("longueur", "consigne"), [(0, 0), (1, 1), (3, 1), (4, 1), (5, 2),
+                                                    (8, 2), (9, 3)])
+def test_estimer_consigne_is_the_ceiling_of_a_quarter_of_its_length(
+    longueur: int, consigne: int
+) -> None:
+    estimation = estimer(
+        tokens_entree=1000, tokens_sortie=10, longueur_consigne=longueur, longueur_reponse=0,
+        retour="complet", par_subagent=True,
+    )
+
+    assert estimation.consigne == consigne
+    assert estimation.lus == 1000 - consigne
+
+
+def test_estimer_keeps_a_given_methode() -> None:
+    estimation = estimer(
+        tokens_entree=10, tokens_sortie=10, longueur_consigne=4, longueur_reponse=4,
+        retour="complet", par_subagent=True, methode="tiktoken",
+    )
+
+    assert estimation.methode == "tiktoken"
+
+
+# --- V1 -----------------------------------------------------------------------------------
+
+
+def _with(base: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    payload = {**base, **changes}
+    return payload
+
+
+def test_v1_is_registered_under_its_name() -> None:
+    assert V1.name == "v1"
+    assert FORMULES["v1"] is V1
+
+
+def test_v1_takes_the_plugins_evites_as_sent_even_when_it_disagrees_with_estimer() -> None:
+    estimation = dict(EXAMPLE_DELEGATION["estimation"], evites=7)
+    delegation = from_payload(_with(EXAMPLE_DELEGATION, estimation=estimation))
+    assert isinstance(delegation, Delegation)
+
+    assert V1.evites(delegation) == 7
+
+
+def test_v1_takes_negative_evites_as_sent() -> None:
+    estimation = dict(EXAMPLE_DELEGATION["estimation"], evites=-250)
+    delegation = from_payload(_with(EXAMPLE_DELEGATION, estimation=estimation))
+    assert isinstance(delegation, Delegation)
+
+    assert V1.evites(delegation) == -250
+
+
+def test_v1_takes_the_plugins_pilotage_cout_as_sent_not_recomputed_from_usage() -> None:
+    pilotage = from_payload(_with(EXAMPLE_PILOTAGE, cout=1234))
+    assert isinstance(pilotage, Pilotage)
+
+    assert cout_pilotage(pilotage.usage) == 2000
+    assert V1.cout_pilotage(pilotage) == 1234
+
+
+def test_v1_takes_the_plugins_correction_cout_as_sent() -> None:
+    correction = from_payload(_with(A_CORRECTION, cout=99))
+    assert isinstance(correction, Correction)
+
+    assert V1.cout_correction(correction) == 99
+
+
+def test_v1_on_the_contract_example_gives_4900_and_2000() -> None:
+    delegation = from_payload(EXAMPLE_DELEGATION)
+    pilotage = from_payload(EXAMPLE_PILOTAGE)
+    assert isinstance(delegation, Delegation)
+    assert isinstance(pilotage, Pilotage)
+
+    assert V1.evites(delegation) == 4900
+    assert V1.cout_pilotage(pilotage) == 2000
+
+
+# --- Figures ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("figures", "net"),
+    [
+        (Figures(), 0),
+        (Figures(delegations=1, evites=4900, pilotage=2000, corrections=0), 2900),
+        (Figures(delegations=2, evites=1000, pilotage=300, corrections=200), 500),
+        (Figures(delegations=1, evites=100, pilotage=300, corrections=50), -250),
+        (Figures(delegations=1, evites=-500, pilotage=0, corrections=15), -515),
+    ],
+)
+def test_net_is_evites_minus_pilotage_minus_corrections(figures: Figures, net: int) -> None:
+    assert figures.net == net
+
+
+def test_taux_reprise_is_zero_when_nothing_was_corrected_and_something_saved() -> None:
+    taux = Figures(delegations=1, evites=4900, pilotage=2000, corrections=0).taux_reprise
+
+    assert taux is not None
+    assert taux == 0.0
+    assert isinstance(taux, float)
+
+
+@pytest.mark.parametrize(
+    ("corrections", "evites", "taux"),
+    [(490, 4900, 0.1), (15, 60, 0.25), (200, 100, 2.0), (1, 3, 1 / 3)],
+)
+def test_taux_reprise_is_corrections_over_evites(
+    corrections: int, evites: int, taux: float
+) -> None:
+    assert Figures(evites=evites, corrections=corrections).taux_reprise == pytest.approx(taux)
+
+
+@pytest.mark.parametrize("evites", [0, -1, -500])
+@pytest.mark.parametrize("corrections", [0, 15])
+def test_taux_reprise_is_null_when_evites_is_zero_or_negative(
+    evites: int, corrections: int
+) -> None:
+    assert Figures(evites=evites, corrections=corrections).taux_reprise is None
+
+
+def test_as_dict_lists_the_six_figures_in_the_contracts_order() -> None:
+    figures = Figures(delegations=1, evites=4900, pilotage=2000, corrections=0)
+
+    as_dict = figures.as_dict()
+
+    assert list(as_dict) == [
+        "delegations", "evites", "pilotage", "corrections", "net", "taux_reprise",
+    ]
+    assert as_dict == {
+        "delegations": 1, "evites": 4900, "pilotage": 2000, "corrections": 0, "net": 2900,
+        "taux_reprise": 0.0,
+    }
+
+
+def test_as_dict_of_no_events_is_zeros_and_null_taux() -> None:
+    assert Figures().as_dict() == {
+        "delegations": 0, "evites": 0, "pilotage": 0, "corrections": 0, "net": 0,
+        "taux_reprise": None,
+    }
+
+
+def test_figures_add_figure_by_figure() -> None:
+    total = Figures(1, 4900, 0, 0) + Figures(0, 0, 2000, 0) + Figures(0, 0, 0, 15)
+
+    assert total == Figures(delegations=1, evites=4900, pilotage=2000, corrections=15)
+
+
+# --- contribution -------------------------------------------------------------------------
+
+
+def test_a_delegation_contributes_one_delegation_and_its_evites() -> None:
+    delegation = from_payload(EXAMPLE_DELEGATION)
+
+    assert contribution(delegation, V1) == Figures(
+        delegations=1, evites=4900, pilotage=0, corrections=0
+    )
+
+
+def test_a_delegation_with_negative_evites_contributes_them_unclamped() -> None:
+    estimation = dict(EXAMPLE_DELEGATION["estimation"], evites=-500)
+    delegation = from_payload(_with(EXAMPLE_DELEGATION, estimation=estimation))
+
+    assert contribution(delegation, V1) == Figures(delegations=1, evites=-500)
+
+
+def test_a_pilotage_contributes_its_cout_to_pilotage_only() -> None:
+    pilotage = from_payload(EXAMPLE_PILOTAGE)
+
+    assert contribution(pilotage, V1) == Figures(
+        delegations=0, evites=0, pilotage=2000, corrections=0
+    )
+
+
+def test_a_correction_contributes_its_cout_to_corrections_only() -> None:
+    correction = from_payload(A_CORRECTION)
+
+    assert contribution(correction, V1) == Figures(
+        delegations=0, evites=0, pilotage=0, corrections=15
+    )
+
+
+def test_contract_example_contributions_sum_to_the_specs_bilan() -> None:
+    total = contribution(from_payload(EXAMPLE_DELEGATION), V1) + contribution(
+        from_payload(EXAMPLE_PILOTAGE), V1
+    )
+
+    assert total.as_dict() == {
+        "delegations": 1, "evites": 4900, "pilotage": 2000, "corrections": 0, "net": 2900,
+        "taux_reprise": 0.0,
+    }
+
+
+def test_contribution_refuses_something_that_is_not_a_received_event() -> None:
+    with pytest.raises(TypeError):
+        contribution(EXAMPLE_DELEGATION, V1)  # type: ignore[arg-type]
