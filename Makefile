@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install clean
+.PHONY: run test bench install clean
 
 install: $(STAMP)
 
@@ -19,7 +19,12 @@ run: $(STAMP)
 	$(BIN)/miam-economies serve
 
 test: $(STAMP)
+	$(BIN)/ruff check domain projections api tests bench
 	$(BIN)/python -m pytest
+
+# Benchmarks are never timed tests: they print figures as ratios against a reference.
+bench: $(STAMP)
+	$(BIN)/python -m bench.ingest
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -1,0 +1,1 @@
+"""The edge: event store application, settings, auth, HTTP routes, composition root, CLI."""

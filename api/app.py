@@ -7,15 +7,17 @@ exception it does not map is a 500, and a 500 is a bug.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from eventsourcing.persistence import PersistenceError
+from eventsourcing.persistence import ConnectionPoolClosedError, PersistenceError
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
@@ -25,6 +27,8 @@ from api.services import Services, open_services
 from api.settings import Settings
 from api.store import StoreUnavailable
 from domain.validation import SchemaError, validate_batch
+
+log = logging.getLogger(__name__)
 
 
 def _services(request: Request) -> Services:
@@ -53,17 +57,26 @@ async def get_bilan(request: Request) -> JSONResponse:
     services = _services(request)
     if request.query_params.get("attendre") in ("1", "true", "oui"):
         head = await run_in_threadpool(services.store.head)
-        await run_in_threadpool(services.runner.wait_for, head, services.settings.attendre_max)
+        await services.runner.wait_for(head, services.settings.attendre_max)
     return JSONResponse(await run_in_threadpool(services.bilan))
 
 
 async def healthz(request: Request) -> JSONResponse:
-    """Liveness, without auth: ``{"ok": true, "projection": null | "<last error>"}``."""
-    return JSONResponse({"ok": True, "projection": _services(request).runner.last_error})
+    """Health, without auth: 200 ``{"ok": true}``, or 503 ``{"ok": false, "erreur": ...}``
+    while the projection runner's last page failed (details in the server's log only)."""
+    if _services(request).runner.last_error is not None:
+        return _error(503, "the projection runner is failing; see the server log")
+    return JSONResponse({"ok": True})
 
 
 def _error(status: int, message: str, **headers: str) -> JSONResponse:
     return JSONResponse({"ok": False, "erreur": message}, status_code=status, headers=headers)
+
+
+async def _http(request: Request, exc: Exception) -> JSONResponse:
+    # Starlette's own 404/405 etc., in the same JSON shape as every other refusal.
+    assert isinstance(exc, HTTPException)
+    return _error(exc.status_code, str(exc.detail), **(exc.headers or {}))
 
 
 async def _too_large(request: Request, exc: Exception) -> JSONResponse:
@@ -84,15 +97,25 @@ async def _schema(request: Request, exc: Exception) -> JSONResponse:
 
 
 async def _unavailable(request: Request, exc: Exception) -> JSONResponse:
-    return _error(503, f"storage unavailable, retry later: {exc}", **{"Retry-After": "1"})
+    # The cause (paths, SQL) goes to the log, not to the client.
+    log.warning("%s %s: 503: %s", request.method, request.url.path, exc)
+    return _error(503, "storage unavailable, retry later", **{"Retry-After": "1"})
+
+
+async def _disconnected(request: Request, exc: Exception) -> JSONResponse:
+    # Nobody will read this answer; mapping it keeps an abandoned upload out of the 500s.
+    return _error(400, "the client disconnected before sending the whole body")
 
 
 EXCEPTION_HANDLERS: dict[Any, Any] = {
+    HTTPException: _http,
     BodyTooLarge: _too_large,
     MalformedBody: _malformed,
     SchemaError: _schema,
     StoreUnavailable: _unavailable,
-    PersistenceError: _unavailable,
+    PersistenceError: _unavailable,  # reads: the bilan, the store's head
+    ConnectionPoolClosedError: _unavailable,  # a request still running at shutdown
+    ClientDisconnect: _disconnected,
 }
 """The error policy (SPEC, "Wire contract"): exception class -> response."""
 

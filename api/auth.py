@@ -28,6 +28,7 @@ class BearerAuth:
         self.public_paths = frozenset(public_paths)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """ASGI entry: pass the request on, or answer 401 without reading its body."""
         if scope["type"] != "http" or scope["path"] in self.public_paths:
             await self.app(scope, receive, send)
             return
@@ -42,6 +43,7 @@ class BearerAuth:
         await response(scope, receive, send)
 
     def _authorized(self, scope: Scope) -> bool:
+        # Exactly one Authorization header: two of them is ambiguous, so refused.
         # ASGI headers are raw bytes (latin-1 on the wire): no decoding, so no decode error.
         values = [v for k, v in scope["headers"] if k == b"authorization"]
         if len(values) != 1:

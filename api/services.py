@@ -6,6 +6,7 @@ closes it again; the HTTP app, the CLI and (later) MIAM's own process all go thr
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -19,6 +20,8 @@ from api.store import EventStore, iso_utc, sqlite_env
 from domain.formulas import V1
 from projections.bilan import BilanProjection, SQLiteBilanView
 from projections.runner import CatchUpRunner
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -39,16 +42,7 @@ class Services:
         store's head at the time of reading. Raises ``PersistenceError`` if a database
         cannot be read.
         """
-        snapshot = self.projection.snapshot()
-        bilan = snapshot.as_dict()
-        bilan["provenance"] = {
-            "formule": snapshot.formule,
-            "position": snapshot.position,
-            "tete": self.store.head(),
-            "evenements": snapshot.evenements,
-            "genere_le": iso_utc(datetime.now(UTC)),
-        }
-        return bilan
+        return self.projection.snapshot().as_dict(self.store.head(), iso_utc(datetime.now(UTC)))
 
 
 @contextmanager
@@ -67,6 +61,12 @@ def open_services(settings: Settings, *, run_projections: bool = True) -> Iterat
     view = SQLiteBilanView(datastore)
     view.create_table()
     projection = BilanProjection(view, V1)
+    if projection.position() > store.head():
+        # The view outlived its store (the store file was replaced or deleted): its
+        # figures describe events that are not there. It is derived data: rebuild it.
+        log.warning("projection %s is past the store's head: rebuilding it",
+                    projection.tracking_name)
+        view.reset(projection.tracking_name)
     runner = CatchUpRunner(store.recorder, store.mapper, projection,
                            poll_interval=settings.poll_interval)
     store.on_append(runner.wake)

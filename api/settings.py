@@ -47,8 +47,9 @@ class Settings:
         return self.data / "projections.sqlite"
 
 
-def resolve_token(data: Path, from_env: str | None) -> tuple[str, Path | None]:
-    """The bearer token, and the token file's path when the token came from one.
+def resolve_token(data: Path, from_env: str | None) -> tuple[str, Path | None, bool]:
+    """The bearer token, the token file's path when it came from one, and whether that
+    file was created now.
 
     ``from_env`` (``MIAM_ECONOMIES_TOKEN``) wins when set and non-empty. Otherwise
     ``data/token`` is read, or created first with a random value and mode 0600 (SPEC,
@@ -56,7 +57,7 @@ def resolve_token(data: Path, from_env: str | None) -> tuple[str, Path | None]:
     ``ValueError`` if it is empty.
     """
     if from_env:
-        return from_env, None
+        return from_env, None, False
     path = data / "token"
     data.mkdir(parents=True, exist_ok=True)
     try:
@@ -66,8 +67,8 @@ def resolve_token(data: Path, from_env: str | None) -> tuple[str, Path | None]:
         token = path.read_text(encoding="utf-8").strip()
         if not token:
             raise ValueError(f"token file {path} is empty") from None
-        return token, path
+        return token, path, False
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         token = secrets.token_urlsafe(32)
         f.write(token + "\n")
-    return token, path
+    return token, path, True

@@ -20,7 +20,12 @@ from typing import Any
 from uuid import UUID
 
 from eventsourcing.application import Application
-from eventsourcing.persistence import IntegrityError, PersistenceError
+from eventsourcing.persistence import (
+    ConnectionPoolClosedError,
+    IntegrityError,
+    PersistenceError,
+)
+from eventsourcing.utils import Environment, EnvType
 
 from domain.events import STORED_CLASSES, EvenementRecu, Received, stream_id
 
@@ -42,13 +47,11 @@ class StoreUnavailable(Exception):
 class Appended:
     """Outcome of one append: ``recus`` newly stored, ``doublons`` ignored (ADR-0003).
 
-    ``recus + doublons`` is the batch size; ``head`` is the store's last notification id
-    after the append (0 for an empty store).
+    ``recus + doublons`` is the batch size.
     """
 
     recus: int
     doublons: int
-    head: int
 
 
 def iso_utc(moment: datetime) -> str:
@@ -87,6 +90,12 @@ class EventStore(Application[UUID]):
         self._listeners: list[Callable[[], None]] = []
         self._listeners_lock = threading.Lock()
 
+    def construct_env(self, name: str, env: EnvType | None = None) -> Environment:
+        """Only the settings given, never ``os.environ``: the library lets a prefixed
+        variable (``ECONOMIES_SQLITE_DBNAME``) override them, which could silently move the
+        store to memory and acknowledge events that are not durable."""
+        return Environment(name, dict(env or {}))
+
     def on_append(self, listener: Callable[[], None]) -> None:
         """Call ``listener()`` after every append that stored at least one event."""
         with self._listeners_lock:
@@ -117,8 +126,8 @@ class EventStore(Application[UUID]):
                     continue
                 if new:
                     self._notify_listeners()
-                return Appended(len(new), len(evenements) - len(new), self.head())
-        except PersistenceError as exc:
+                return Appended(len(new), len(evenements) - len(new))
+        except (PersistenceError, ConnectionPoolClosedError) as exc:
             log.warning("event store unavailable: %s", exc)
             raise StoreUnavailable(str(exc)) from None
         raise StoreUnavailable(f"lost the race to other writers {SAVE_ATTEMPTS} times")

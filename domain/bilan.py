@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import singledispatch
 from typing import Any
 
 from domain.events import Correction, Delegation, Pilotage, Received
@@ -58,15 +59,28 @@ class Figures:
         }
 
 
+@singledispatch
 def contribution(evenement: Received, formule: Formule) -> Figures:
-    """What one event adds to its client's figures under ``formule``."""
-    if isinstance(evenement, Delegation):
-        return Figures(delegations=1, evites=formule.evites(evenement))
-    if isinstance(evenement, Pilotage):
-        return Figures(pilotage=formule.cout_pilotage(evenement))
-    if isinstance(evenement, Correction):
-        return Figures(corrections=formule.cout_correction(evenement))
+    """What one event adds to its client's figures under ``formule``.
+
+    Raises ``TypeError`` for anything but a ``Delegation``, ``Pilotage`` or ``Correction``.
+    """
     raise TypeError(f"not a received event: {evenement!r}")
+
+
+@contribution.register
+def _(evenement: Delegation, formule: Formule) -> Figures:
+    return Figures(delegations=1, evites=formule.evites(evenement))
+
+
+@contribution.register
+def _(evenement: Pilotage, formule: Formule) -> Figures:
+    return Figures(pilotage=formule.cout_pilotage(evenement))
+
+
+@contribution.register
+def _(evenement: Correction, formule: Formule) -> Figures:
+    return Figures(corrections=formule.cout_correction(evenement))
 
 
 def total(figures: Iterable[Figures]) -> Figures:

@@ -58,7 +58,10 @@ def cout_pilotage(usage: Usage) -> int:
 
 
 def cout_correction(tokens_lus: int, tokens_ecrits: int) -> int:
-    """Correction cost of one tool call by the main agent, tokens: lus + ecrits."""
+    """Correction cost of one tool call by the main agent, tokens: lus + ecrits.
+
+    Source: contract, "Événement correction" (``cout`` = tokens_lus + tokens_ecrits).
+    """
     return tokens_lus + tokens_ecrits
 
 

@@ -16,9 +16,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from eventsourcing.persistence import Tracking, TrackingRecorder
+from eventsourcing.persistence import IntegrityError, Tracking, TrackingRecorder
 from eventsourcing.projection import Projection
-from eventsourcing.sqlite import SQLiteDatastore, SQLiteTrackingRecorder
+from eventsourcing.sqlite import SQLiteCursor, SQLiteDatastore, SQLiteTrackingRecorder
 
 from domain.bilan import Figures, contribution, total
 from domain.events import EvenementRecu
@@ -38,15 +38,25 @@ class BilanSnapshot:
     evenements: int
     clients: Mapping[str, Figures]
 
-    def as_dict(self) -> dict[str, Any]:
-        """The bilan's wire shape (SPEC, "Interfaces"): ``economies``, ``total``,
-        ``formule``, ``position``. Clients sorted by name; no events gives an empty
-        ``economies`` and zero totals."""
+    def as_dict(self, tete: int, genere_le: str) -> dict[str, Any]:
+        """The bilan's wire shape (SPEC, "Interfaces"): ``economies`` (clients sorted by
+        name), ``total``, ``formule``, ``position`` and ``provenance``.
+
+        ``tete``: the store's last notification id when read; ``genere_le``: when, ISO 8601.
+        No events gives an empty ``economies`` and zero totals.
+        """
         return {
             "economies": {name: self.clients[name].as_dict() for name in sorted(self.clients)},
             "total": total(self.clients.values()).as_dict(),
             "formule": self.formule,
             "position": self.position,
+            "provenance": {
+                "formule": self.formule,
+                "position": self.position,
+                "tete": tete,
+                "evenements": self.evenements,
+                "genere_le": genere_le,
+            },
         }
 
 
@@ -55,22 +65,31 @@ class BilanView(TrackingRecorder, ABC):
 
     Contract for every backend:
 
-    * ``fold(tracking, deltas, evenements)`` adds ``deltas`` (figures by client) and
-      ``evenements`` (events in the page) under the projection named
-      ``tracking.application_name`` and records ``tracking`` — all in one transaction.
-      If that projection's position is already at or past ``tracking.notification_id``
-      (another runner folded the page first), it raises
-      ``eventsourcing.persistence.IntegrityError`` and changes nothing.
+    * ``fold(tracking, deltas, evenements, previous)`` adds ``deltas`` (figures by client)
+      and ``evenements`` (events in the page) under the projection named
+      ``tracking.application_name`` and moves its position to ``tracking.notification_id``
+      — all in one transaction. The move is a compare-and-set: it happens only if the
+      position still is ``previous``, the one the page was read after; otherwise another
+      runner folded some of these events first, and ``fold`` raises
+      ``eventsourcing.persistence.IntegrityError`` and changes nothing. (A monotonic check
+      alone would let a longer page overlapping a shorter one count events twice.)
+      ``previous=None`` is for a page of one event, where the monotonic check suffices.
     * ``snapshot(name, formule)`` reads position, count and figures in one transaction.
+    * ``reset(name)`` forgets a projection's figures and position.
     """
 
     @abstractmethod
-    def fold(self, tracking: Tracking, deltas: Mapping[str, Figures], evenements: int) -> None:
-        """Add one page's deltas and record its tracking position, atomically."""
+    def fold(self, tracking: Tracking, deltas: Mapping[str, Figures], evenements: int,
+             previous: int | None) -> None:
+        """Add one page's deltas and move its tracking position, atomically."""
 
     @abstractmethod
     def snapshot(self, name: str, formule: str) -> BilanSnapshot:
         """The figures of projection ``name`` as they stand, with their position."""
+
+    @abstractmethod
+    def reset(self, name: str) -> None:
+        """Delete projection ``name``'s figures and tracking position."""
 
 
 class SQLiteBilanView(SQLiteTrackingRecorder, BilanView):
@@ -92,11 +111,21 @@ class SQLiteBilanView(SQLiteTrackingRecorder, BilanView):
         ]
         return statements
 
-    def fold(self, tracking: Tracking, deltas: Mapping[str, Figures], evenements: int) -> None:
+    def create_table(self) -> None:
+        """Create the tables if missing. Two processes starting on a fresh directory race
+        to insert the library's ``__migration__`` tracking row: the loser retries once."""
+        try:
+            super().create_table()
+        except IntegrityError:
+            super().create_table()
+
+    def fold(self, tracking: Tracking, deltas: Mapping[str, Figures], evenements: int,
+             previous: int | None) -> None:
+        """See ``BilanView.fold``: one transaction, tracking row first."""
         with self.datastore.transaction(commit=True) as c:
-            # Tracking row first: it takes the write lock before any read, and it is the
-            # arbiter when two runners fold the same page (NOTES-eventsourcing, pitfall).
-            self._insert_tracking(c, tracking)
+            # Tracking row first: it takes the write lock before any read (no snapshot
+            # upgrade failure), and it is the arbiter between runners (NOTES, pitfalls).
+            self._advance(c, tracking, previous)
             name = tracking.application_name
             c.executemany(
                 "INSERT INTO bilan_clients VALUES (?, ?, ?, ?, ?, ?) "
@@ -114,7 +143,34 @@ class SQLiteBilanView(SQLiteTrackingRecorder, BilanView):
                 (name, evenements),
             )
 
+    def _advance(self, c: SQLiteCursor, tracking: Tracking, previous: int | None) -> None:
+        if previous is None:
+            self._insert_tracking(c, tracking)
+            return
+        c.execute(
+            "UPDATE tracking SET notification_id = ? "
+            "WHERE application_name = ? AND notification_id = ? RETURNING notification_id",
+            (tracking.notification_id, tracking.application_name, previous),
+        )
+        if c.fetchone() is not None:
+            return
+        if previous == 0:
+            # First page: the row must not exist yet; the primary key refuses a second one.
+            c.execute("INSERT INTO tracking VALUES (?, ?)",
+                      (tracking.application_name, tracking.notification_id))
+            return
+        raise IntegrityError(
+            f"{tracking.application_name}: position moved past {previous} meanwhile")
+
+    def reset(self, name: str) -> None:
+        """See ``BilanView.reset``."""
+        with self.datastore.transaction(commit=True) as c:
+            c.execute("DELETE FROM tracking WHERE application_name = ?", (name,))
+            c.execute("DELETE FROM bilan_clients WHERE projection = ?", (name,))
+            c.execute("DELETE FROM bilan_state WHERE projection = ?", (name,))
+
     def snapshot(self, name: str, formule: str) -> BilanSnapshot:
+        """See ``BilanView.snapshot``."""
         with self.datastore.transaction(commit=False) as c:
             position = self._max_tracking_id(name, c) or 0
             c.execute("SELECT evenements FROM bilan_state WHERE projection = ?", (name,))
@@ -144,18 +200,21 @@ class BilanProjection(Projection[BilanView]):
 
     def process_event(self, domain_event: Any, tracking: Tracking) -> None:
         """Fold one event (the library's per-event entry point): a page of one."""
-        self.process_page([domain_event], tracking.notification_id)
+        self.process_page([domain_event], tracking.notification_id, previous=None)
 
-    def process_page(self, events: Sequence[EvenementRecu], last_id: int) -> None:
-        """Fold ``events`` (consecutive notifications ending at ``last_id``) in one commit.
+    def process_page(self, events: Sequence[EvenementRecu], last_id: int,
+                     previous: int | None) -> None:
+        """Fold ``events``, the notifications after position ``previous`` up to ``last_id``,
+        in one commit.
 
-        Raises ``IntegrityError`` when another runner folded past ``last_id`` already.
+        Raises ``IntegrityError`` when the position is no longer ``previous`` (another
+        runner folded some of them first); nothing is then changed.
         """
         deltas: defaultdict[str, Figures] = defaultdict(Figures)
         for stored in events:
             evenement = stored.evenement()
             deltas[evenement.client] += contribution(evenement, self.formule)
-        self.view.fold(Tracking(self.tracking_name, last_id), deltas, len(events))
+        self.view.fold(Tracking(self.tracking_name, last_id), deltas, len(events), previous)
 
     def snapshot(self) -> BilanSnapshot:
         """The view's current figures for this projection."""

@@ -9,6 +9,7 @@ ADR-0004.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 import time
@@ -42,7 +43,6 @@ class CatchUpRunner:
         self.last_error: str | None = None
         self._wakeup = threading.Event()
         self._stopping = threading.Event()
-        self._progress = threading.Condition()
         self._thread: threading.Thread | None = None
 
     def fold_page(self) -> int:
@@ -58,9 +58,7 @@ class CatchUpRunner:
         if not page:
             return 0
         events = [self.mapper.to_domain_event(n) for n in page]
-        self.projection.process_page(events, page[-1].id)
-        with self._progress:
-            self._progress.notify_all()
+        self.projection.process_page(events, page[-1].id, previous=position)
         return len(page)
 
     def catch_up(self) -> int:
@@ -92,19 +90,18 @@ class CatchUpRunner:
         """Tell the runner new events were appended (cheap; safe from any thread)."""
         self._wakeup.set()
 
-    def wait_for(self, position: int, timeout: float) -> bool:
-        """Block until the projection has folded up to ``position``, or ``timeout`` s pass.
+    async def wait_for(self, position: int, timeout: float) -> bool:
+        """Wait, without holding a thread, until the projection has folded up to
+        ``position`` (a notification id), or ``timeout`` seconds pass.
 
-        Returns whether the position was reached.
+        Returns whether the position was reached. Polls the view's position every 20 ms:
+        folds by other processes send no signal. Raises ``PersistenceError``.
         """
         deadline = time.monotonic() + timeout
-        with self._progress:
-            while self.projection.position() < position:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return False
-                # Bounded wait: progress from another process sends no notification.
-                self._progress.wait(min(remaining, 0.1))
+        while self.projection.position() < position:
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(0.02)
         return True
 
     def _run(self) -> None:

@@ -37,17 +37,20 @@ class LiveServer:
     process (SIGTERM, or SIGKILL with ``kill=True``) and starts a new one on the same data.
     """
 
-    def __init__(self, data: Path, token: str = TOKEN, env: dict[str, str] | None = None):
+    def __init__(self, data: Path, token: str | None = TOKEN,
+                 env: dict[str, str] | None = None):
         self.data = data
         self.token = token
-        self.env = {**os.environ, "MIAM_ECONOMIES_TOKEN": token, **(env or {})}
+        self.env = {k: v for k, v in os.environ.items() if k != "MIAM_ECONOMIES_TOKEN"}
+        self.env.update({"MIAM_ECONOMIES_TOKEN": token} if token else {})
+        self.env.update(env or {})
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen[bytes] | None = None
-        self.client = httpx.Client(base_url=self.url, timeout=30,
-                                   headers={"Authorization": f"Bearer {token}"})
+        self.client = httpx.Client(base_url=self.url, timeout=30)
 
     def start(self) -> None:
+        """Start the process and return once ``/healthz`` answers 200 (at most 20 s)."""
         script = Path(sys.executable).with_name("miam-economies")
         self.log = open(self.data.parent / f"server-{self.port}.log", "ab")  # noqa: SIM115
         self.process = subprocess.Popen(
@@ -60,12 +63,16 @@ class LiveServer:
                 raise RuntimeError(f"server exited with {self.process.returncode}")
             try:
                 if httpx.get(self.url + "/healthz", timeout=1).status_code == 200:
+                    # Without MIAM_ECONOMIES_TOKEN the server made (or read) its token file.
+                    token = self.token or (self.data / "token").read_text().strip()
+                    self.client.headers["Authorization"] = f"Bearer {token}"
                     return
             except httpx.TransportError:
                 time.sleep(0.05)  # the process is still starting: nothing to wait on
         raise RuntimeError("server did not answer /healthz within 20 s")
 
     def stop(self, kill: bool = False) -> None:
+        """Stop the process: SIGTERM (a clean shutdown), or SIGKILL with ``kill``."""
         if self.process is not None and self.process.poll() is None:
             if kill:
                 self.process.kill()
@@ -76,10 +83,12 @@ class LiveServer:
         self.log.close()
 
     def restart(self, kill: bool = False) -> None:
+        """Stop, then start a new process on the same data directory and port."""
         self.stop(kill=kill)
         self.start()
 
     def post(self, body: Any) -> httpx.Response:
+        """POST ``body`` as JSON to /economies with the token."""
         return self.client.post("/economies", json=body)
 
     def bilan(self) -> dict[str, Any]:

@@ -5,7 +5,11 @@ from __future__ import annotations
 import copy
 import json
 import socket
+import sqlite3
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -83,6 +87,16 @@ def test_missing_or_wrong_token_is_401_with_a_bearer_challenge(
     assert server.bilan()["provenance"]["tete"] == 0
 
 
+def test_the_token_is_checked_before_the_body_is_read(server: LiveServer) -> None:
+    # Headers announce a megabyte that never comes: the 401 must not wait for it.
+    request = (b"POST /economies HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+               b"Authorization: Bearer wrong\r\nContent-Length: 1000000\r\n\r\n")
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+        sock.sendall(request)
+        status_line = sock.recv(4096).split(b"\r\n", 1)[0]
+    assert status_line == b"HTTP/1.1 401 Unauthorized"
+
+
 def test_a_non_ascii_token_is_a_401_not_a_500(server: LiveServer) -> None:
     # httpx refuses non-ASCII header values, so send the raw bytes ourselves.
     body = json.dumps(EXAMPLE_BATCH).encode()
@@ -103,7 +117,7 @@ def test_bearer_scheme_is_case_insensitive(server: LiveServer) -> None:
 
 
 def test_healthz_needs_no_token(server: LiveServer) -> None:
-    assert httpx.get(server.url + "/healthz").json() == {"ok": True, "projection": None}
+    assert httpx.get(server.url + "/healthz").json() == {"ok": True}
 
 
 def test_invalid_event_is_422_listing_index_and_field_and_stores_nothing(
@@ -134,6 +148,8 @@ def test_empty_or_oversized_batch_is_a_batch_level_422(server: LiveServer, count
     b"", b"not json", b'{"evenements": [', b"\xff\xfe{}", b"\xef\xbb\xbf" + b'{"evenements":[]}',
     b'{"evenements": [NaN]}', b'{"evenements": [Infinity]}',
     b'{"evenements": [], "evenements": []}', b"[" * 100_000, b"1" * 5_000,
+    b'{"evenements": [], "x": 1e400}', b'{"evenements": [], "x": ["\\ud800"]}',
+    b'{"evenements": [], "\\udfff": 1}',
 ])
 def test_a_body_that_is_not_strict_json_is_a_400(server: LiveServer, body: bytes) -> None:
     response = server.client.post("/economies", content=body,
@@ -191,10 +207,6 @@ def test_a_kill_and_restart_keeps_acknowledged_events(server: LiveServer) -> Non
 
 
 def test_the_cli_bilan_reads_the_same_figures(server: LiveServer) -> None:
-    import subprocess
-    import sys
-    from pathlib import Path
-
     server.post(EXAMPLE_BATCH)
     script = Path(sys.executable).with_name("miam-economies")
     out = subprocess.run([str(script), "bilan", "--data", str(server.data), "--json"],
@@ -205,3 +217,65 @@ def test_the_cli_bilan_reads_the_same_figures(server: LiveServer) -> None:
                            check=True, capture_output=True, text=True,
                            env={"COLUMNS": "120", "PATH": ""}).stdout
     assert "claude-code" in table and "2,900" in table
+
+
+def test_unknown_routes_and_methods_answer_json(server: LiveServer) -> None:
+    missing = server.client.get("/economies/nothing")
+    assert missing.status_code == 404
+    assert missing.json()["ok"] is False
+    wrong_method = server.client.get("/economies")
+    assert wrong_method.status_code == 405
+    assert wrong_method.json()["ok"] is False
+    assert "POST" in wrong_method.headers["allow"]
+
+
+def test_the_cli_bilan_without_a_store_is_empty_and_creates_nothing(tmp_path: Path) -> None:
+    script = Path(sys.executable).with_name("miam-economies")
+    missing = tmp_path / "nowhere"
+    done = subprocess.run([str(script), "bilan", "--data", str(missing), "--json"],
+                          check=True, capture_output=True, text=True)
+    assert json.loads(done.stdout)["economies"] == {}
+    assert "no event store" in done.stderr
+    assert not missing.exists()
+
+
+def test_a_locked_store_is_a_503_that_stores_nothing_then_the_retry_succeeds(
+        tmp_path: Path) -> None:
+    live = LiveServer(tmp_path / "data", env={"MIAM_ECONOMIES_LOCK_TIMEOUT": "1"})
+    live.start()
+    try:
+        # Another writer holds the store's write lock past the server's lock timeout.
+        blocker = sqlite3.connect(live.data / "economies.sqlite", isolation_level=None)
+        blocker.execute("BEGIN IMMEDIATE")
+        refused = live.post(EXAMPLE_BATCH)
+        assert refused.status_code == 503
+        assert refused.headers["retry-after"] == "1"
+        assert "economies.sqlite" not in refused.text  # no internals in the answer
+        blocker.execute("ROLLBACK")
+        blocker.close()
+        assert live.bilan()["provenance"]["tete"] == 0
+        assert live.post(EXAMPLE_BATCH).json() == {"ok": True, "recus": 2, "doublons": 0}
+    finally:
+        live.stop()
+        live.client.close()
+
+
+def test_without_a_token_setting_the_server_creates_a_private_token_file(
+        tmp_path: Path) -> None:
+    live = LiveServer(tmp_path / "data", token=None)
+    live.start()
+    try:
+        token_file = live.data / "token"
+        assert token_file.stat().st_mode & 0o777 == 0o600
+        token = token_file.read_text().strip()
+        assert len(token) >= 32
+        assert live.post(EXAMPLE_BATCH).status_code == 200
+        live.restart()  # the same token is read back, not replaced
+        assert token_file.read_text().strip() == token
+        assert live.post(EXAMPLE_BATCH).json()["doublons"] == 2
+    finally:
+        live.stop()
+        live.client.close()
+    log = b"".join(p.read_bytes() for p in tmp_path.glob("server-*.log"))
+    assert str(token_file).encode() in log
+    assert token.encode() not in log

@@ -7,6 +7,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
+from eventsourcing.persistence import IntegrityError
+
 from api.services import Services, open_services
 from api.settings import Settings
 from domain.events import DelegationRecue, stream_id
@@ -94,21 +97,76 @@ def test_a_restart_resumes_from_the_tracking_position(tmp_path: Path) -> None:
     assert {k: bilan[k] for k in ("economies", "total")} == expected_bilan(corpus)
 
 
-def test_two_runners_on_one_view_never_fold_a_page_twice(tmp_path: Path) -> None:
+def test_a_page_overlapping_an_already_folded_one_is_refused_whole(
+        services: Services) -> None:
+    corpus = generate(600, seed=6)[:500]
+    append(services, *corpus)
+    notifications = services.store.recorder.select_notifications(start=1, limit=500)
+    events = [services.store.mapper.to_domain_event(n) for n in notifications]
+    projection = services.projection
+    # Runner A read 1..300 and runner B read 1..500, both after position 0; A commits first.
+    projection.process_page(events[:300], last_id=300, previous=0)
+    with pytest.raises(IntegrityError):
+        projection.process_page(events, last_id=500, previous=0)
+    assert services.bilan()["provenance"]["evenements"] == 300
+    services.runner.catch_up()
+    bilan = services.bilan()
+    assert bilan["provenance"]["evenements"] == 500
+    assert {k: bilan[k] for k in ("economies", "total")} == expected_bilan(corpus)
+
+
+def test_runners_racing_with_appends_fold_each_event_exactly_once(tmp_path: Path) -> None:
     settings = Settings(data=tmp_path / "data", token=TOKEN)
-    corpus = generate(3_000, seed=4)
+    corpus = generate(4_000, seed=4)
     with open_services(settings, run_projections=False) as a, \
             open_services(settings, run_projections=False) as b:
-        for i in range(0, len(corpus), 500):
-            append(a, *corpus[i:i + 500])
-        threads = [threading.Thread(target=s.runner.catch_up) for s in (a, b)]
+        a.runner.page_size, b.runner.page_size = 7, 500  # pages of different lengths
+        done = threading.Event()
+
+        def follow(services: Services) -> None:
+            while not done.is_set():
+                services.runner.catch_up()
+
+        threads = [threading.Thread(target=follow, args=(s,)) for s in (a, b)]
         for t in threads:
             t.start()
+        for i in range(0, len(corpus), 3):  # small batches, folded while they arrive
+            append(a, *corpus[i:i + 3])
+        done.set()
         for t in threads:
             t.join()
+        b.runner.catch_up()
         bilan = a.bilan()
-    assert bilan["provenance"]["evenements"] == len(corpus)
+    assert bilan["provenance"]["evenements"] == bilan["provenance"]["tete"] == len(corpus)
     assert {k: bilan[k] for k in ("economies", "total")} == expected_bilan(corpus)
+
+
+def test_a_view_ahead_of_its_store_is_rebuilt(tmp_path: Path) -> None:
+    settings = Settings(data=tmp_path / "data", token=TOKEN)
+    with open_services(settings, run_projections=False) as first:
+        append(first, *generate(100, seed=8))
+        first.runner.catch_up()
+    for stale in settings.data.glob("economies.sqlite*"):
+        stale.unlink()  # the store is gone; projections.sqlite remains
+    with open_services(settings, run_projections=False) as second:
+        assert second.projection.position() == 0
+        append(second, DELEGATION, PILOTAGE)
+        second.runner.catch_up()
+        bilan = second.bilan()
+    assert bilan["provenance"]["evenements"] == 2
+    assert bilan["economies"]["claude-code"]["net"] == 2900
+
+
+def test_the_process_environment_cannot_move_the_store(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The library would let these override the settings given to the application.
+    monkeypatch.setenv("ECONOMIES_SQLITE_DBNAME", ":memory:")
+    monkeypatch.setenv("ECONOMIES_PERSISTENCE_MODULE", "eventsourcing.popo")
+    settings = Settings(data=tmp_path / "data", token=TOKEN)
+    with open_services(settings, run_projections=False) as services:
+        append(services, DELEGATION)
+    with open_services(settings, run_projections=False) as reopened:
+        assert reopened.store.head() == 1
 
 
 def test_racing_appends_store_each_id_once(tmp_path: Path) -> None:
