@@ -55,7 +55,7 @@ async def get_bilan(request: Request) -> JSONResponse:
     """The bilan snapshot. With ``?attendre=1``, first wait (at most ``attendre_max`` s)
     until the projection has folded every event stored before this request."""
     services = _services(request)
-    if request.query_params.get("attendre") in ("1", "true", "oui"):
+    if request.query_params.get("attendre") == "1":
         head = await run_in_threadpool(services.store.head)
         await services.runner.wait_for(head, services.settings.attendre_max)
     return JSONResponse(await run_in_threadpool(services.bilan))

@@ -43,7 +43,8 @@ def main() -> None:
               show_envvar=True, help="Interface to bind; keep loopback unless behind a proxy.")
 @click.option("--port", default=8090, show_default=True, type=int, envvar="MIAM_ECONOMIES_PORT",
               show_envvar=True, help="TCP port (MIAM's MCP server port).")
-@click.option("--max-body", default=DEFAULT_MAX_BODY, show_default=True, type=int,
+@click.option("--max-body", default=DEFAULT_MAX_BODY, show_default=True,
+              type=click.IntRange(min=1),
               envvar="MIAM_ECONOMIES_MAX_BODY", show_envvar=True,
               help="Largest accepted request body, bytes.")
 @click.option("--lock-timeout", default=5, show_default=True, type=click.IntRange(min=1),

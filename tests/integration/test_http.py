@@ -279,3 +279,12 @@ def test_without_a_token_setting_the_server_creates_a_private_token_file(
     log = b"".join(p.read_bytes() for p in tmp_path.glob("server-*.log"))
     assert str(token_file).encode() in log
     assert token.encode() not in log
+
+
+def test_the_readmes_correction_example_gives_the_readmes_figures(server: LiveServer) -> None:
+    correction = json.loads((Path(__file__).parents[2] / "examples" / "correction.json")
+                            .read_text(encoding="utf-8"))
+    server.post(EXAMPLE_BATCH)
+    assert server.post(correction).json() == {"ok": True, "recus": 1, "doublons": 0}
+    figures = server.bilan()["economies"]["claude-code"]
+    assert (figures["corrections"], figures["net"], figures["taux_reprise"]) == (490, 2410, 0.1)
