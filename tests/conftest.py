@@ -19,9 +19,13 @@ from api.services import Services, open_services
 from api.settings import Settings
 
 TOKEN = "test-token"
+EXAMPLES = Path(__file__).parents[1] / "examples"
 EXAMPLE_BATCH: dict[str, Any] = json.loads(
-    (Path(__file__).parents[1] / "examples" / "contract-batch.json").read_text(encoding="utf-8"))
+    (EXAMPLES / "contract-batch.json").read_text(encoding="utf-8"))
 """The contract's example batch (``000_*.txt``, "Exemple")."""
+EXAMPLE_CORRECTION: dict[str, Any] = json.loads(
+    (EXAMPLES / "correction.json").read_text(encoding="utf-8"))["evenements"][0]
+"""The README's correction: the main agent edits that delegation's output (490 tokens)."""
 
 
 def _free_port() -> int:

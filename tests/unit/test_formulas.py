@@ -18,55 +18,11 @@ from domain.formulas import (
     estimer,
     js_round_div,
 )
+from tests.conftest import EXAMPLE_BATCH, EXAMPLE_CORRECTION
 
-# The contract's example batch (shared/tools/example-batch.json), copied as literals.
-EXAMPLE_DELEGATION: dict[str, Any] = {
-    "schema": 1,
-    "type": "delegation",
-    "id": "claude-code:dem-9c8a4d0189",
-    "date": "2026-10-30T09:12:04.512Z",
-    "client": "claude-code",
-    "session_id": "c009a419-e17b-4036-9531-ac29eaa481d4",
-    "demande_id": "dem-9c8a4d0189",
-    "agent_id": "a1",
-    "par_subagent": True,
-    "retour": "complet",
-    "tokens_entree": 4100,
-    "tokens_sortie": 900,
-    "estimation": {"lus": 4000, "ecrits": 900, "consigne": 100, "rendus": 900, "evites": 4900,
-                   "methode": "caracteres/4"},
-}
-
-EXAMPLE_PILOTAGE: dict[str, Any] = {
-    "schema": 1,
-    "type": "pilotage",
-    "id": "claude-code:c009a419-e17b-4036-9531-ac29eaa481d4:a1:t",
-    "date": "2026-10-30T09:12:09.031Z",
-    "client": "claude-code",
-    "session_id": "c009a419-e17b-4036-9531-ac29eaa481d4",
-    "agent_id": "a1",
-    "turn_id": "t",
-    "demande_ids": ["dem-9c8a4d0189"],
-    "modele": "claude-haiku-5-5",
-    "usage": {"input_tokens": 800, "output_tokens": 200, "cache_read_input_tokens": 10000,
-              "cache_creation_input_tokens": 0},
-    "cout": 2000,
-}
-
-A_CORRECTION: dict[str, Any] = {
-    "schema": 1,
-    "type": "correction",
-    "id": "claude-code:c009a419-e17b-4036-9531-ac29eaa481d4:toolu_01",
-    "date": "2026-10-30T09:13:00.000Z",
-    "client": "claude-code",
-    "session_id": "c009a419-e17b-4036-9531-ac29eaa481d4",
-    "demande_id": "dem-9c8a4d0189",
-    "outil": "Edit",
-    "tool_use_id": "toolu_01",
-    "tokens_lus": 10,
-    "tokens_ecrits": 5,
-    "cout": 15,
-}
+# The contract's example batch, and the README's correction.
+EXAMPLE_DELEGATION, EXAMPLE_PILOTAGE = EXAMPLE_BATCH["evenements"]
+A_CORRECTION = EXAMPLE_CORRECTION
 
 
 def example_usage(**changes: int) -> Usage:
@@ -397,7 +353,7 @@ def test_a_correction_contributes_its_cout_to_corrections_only() -> None:
     correction = from_payload(A_CORRECTION)
 
     assert contribution(correction, V1) == Figures(
-        delegations=0, evites=0, pilotage=0, corrections=15
+        delegations=0, evites=0, pilotage=0, corrections=490
     )
 
 

@@ -21,28 +21,14 @@ from domain.validation import (
     validate_batch,
     validate_event,
 )
-from tests.conftest import EXAMPLE_BATCH
+from tests.conftest import EXAMPLE_BATCH, EXAMPLE_CORRECTION
 
 # --- Valid events -----------------------------------------------------------------------
 
 # The contract's example batch: a delegation of subagent a1, then the end of a1's turn.
 EXAMPLE_DELEGATION, EXAMPLE_PILOTAGE = EXAMPLE_BATCH["evenements"]
 
-# Not in the example batch: the main agent editing the delegation's output file.
-A_CORRECTION: dict[str, Any] = {
-    "schema": 1,
-    "type": "correction",
-    "id": "claude-code:c009a419-e17b-4036-9531-ac29eaa481d4:toolu_01",
-    "date": "2026-10-30T09:13:00.000Z",
-    "client": "claude-code",
-    "session_id": "c009a419-e17b-4036-9531-ac29eaa481d4",
-    "demande_id": "dem-9c8a4d0189",
-    "outil": "Edit",
-    "tool_use_id": "toolu_01",
-    "tokens_lus": 10,
-    "tokens_ecrits": 5,
-    "cout": 15,
-}
+A_CORRECTION = EXAMPLE_CORRECTION
 
 VALID = {
     "delegation": EXAMPLE_DELEGATION,
@@ -146,7 +132,7 @@ def test_contract_example_events_have_no_fault_one_by_one() -> None:
     assert validate_event(1, fresh("pilotage")) == []
 
 
-def test_edit_correction_of_cost_fifteen_is_valid() -> None:
+def test_the_readmes_edit_correction_is_valid() -> None:
     assert validate_event(0, fresh("correction")) == []
 
     (correction,) = validate_batch({"evenements": [fresh("correction")]})
@@ -157,9 +143,9 @@ def test_edit_correction_of_cost_fifteen_is_valid() -> None:
     assert correction.demande_id == "dem-9c8a4d0189"
     assert correction.outil == "Edit"
     assert correction.tool_use_id == "toolu_01"
-    assert correction.tokens_lus == 10
-    assert correction.tokens_ecrits == 5
-    assert correction.cout == 15
+    assert correction.tokens_lus == 0
+    assert correction.tokens_ecrits == 490
+    assert correction.cout == 490
 
 
 def test_batch_order_is_kept_in_the_returned_values() -> None:
