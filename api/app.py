@@ -26,6 +26,7 @@ from api.body import BodyTooLarge, MalformedBody, parse_json, read_capped
 from api.services import Services, open_services
 from api.settings import Settings
 from api.store import StoreUnavailable
+from domain.bilan import check_day
 from domain.validation import SchemaError, validate_batch
 
 log = logging.getLogger(__name__)
@@ -52,13 +53,34 @@ async def post_economies(request: Request) -> JSONResponse:
 
 
 async def get_bilan(request: Request) -> JSONResponse:
-    """The bilan snapshot. With ``?attendre=1``, first wait (at most ``attendre_max`` s)
-    until the projection has folded every event stored before this request."""
+    """The bilan snapshot; ``?par=`` adds a breakdown (``client``, ``jour``, ``modele``,
+    ``demande`` or a journal field), ``?depuis=``/``?jusqu_au=`` (``YYYY-MM-DD``,
+    inclusive) bound its days. With ``?attendre=1``, first wait (at most ``attendre_max``
+    s) until the projection has folded every event stored before this request."""
     services = _services(request)
-    if request.query_params.get("attendre") == "1":
+    query = request.query_params
+    bounds = {}
+    for name in ("depuis", "jusqu_au"):
+        if name in query:
+            try:
+                bounds[name] = check_day(query[name])
+            except ValueError as exc:
+                return _error(400, f"{name}: {exc}")
+    if query.get("attendre") == "1":
         head = await run_in_threadpool(services.store.head)
         await services.runner.wait_for(head, services.settings.attendre_max)
-    return JSONResponse(await run_in_threadpool(services.bilan))
+    bilan = await run_in_threadpool(services.bilan, query.get("par") or None, **bounds)
+    return JSONResponse(bilan)
+
+
+async def get_demande(request: Request) -> JSONResponse:
+    """One demande's figures (SPEC, ``GET /economies/demandes/{id}``); 404 if never seen."""
+    services = _services(request)
+    demande_id = request.path_params["demande_id"]
+    found = await run_in_threadpool(services.demande, demande_id)
+    if found is None:
+        return _error(404, f"no event for demande {demande_id!r}")
+    return JSONResponse(found)
 
 
 async def healthz(request: Request) -> JSONResponse:
@@ -122,6 +144,7 @@ EXCEPTION_HANDLERS: dict[Any, Any] = {
 routes = [
     Route("/economies", post_economies, methods=["POST"]),
     Route("/economies/bilan", get_bilan, methods=["GET"]),
+    Route("/economies/demandes/{demande_id:path}", get_demande, methods=["GET"]),
     Route("/healthz", healthz, methods=["GET"]),
 ]
 """The service's routes, as a plain list a host Starlette app can mount."""

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfoNotFoundError
 
 import click
 import uvicorn
@@ -19,16 +19,31 @@ from rich.console import Console
 from rich.table import Table
 
 from api.app import create_app
+from api.miam import read_bilan
 from api.services import open_services
-from api.settings import DEFAULT_DATA, DEFAULT_MAX_BODY, Settings, resolve_token
-from api.store import iso_utc
-from domain.formulas import V1
-from projections.bilan import BilanSnapshot
+from api.settings import (
+    DEFAULT_DATA,
+    DEFAULT_MAX_BODY,
+    Settings,
+    resolve_token,
+)
+from domain.bilan import check_day
+from projections.bilan import ZoneMismatch
 
 data_option = click.option(
     "--data", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_DATA,
     envvar="MIAM_ECONOMIES_DATA", show_default=True, show_envvar=True,
     help="Data directory: event store, projections and token file.",
+)
+fuseau_option = click.option(
+    "--fuseau", envvar="MIAM_ECONOMIES_TZ", show_envvar=True, metavar="ZONE",
+    help="IANA time zone the days are cut in (default: the projection's, or the machine's "
+         "for a new one).",
+)
+journal_option = click.option(
+    "--journal", type=click.Path(dir_okay=False, path_type=Path),
+    envvar="MIAM_ECONOMIES_JOURNAL", show_envvar=True,
+    help="MIAM's delegations.jsonl, joined by demande_id (default: DATA/delegations.jsonl).",
 )
 
 
@@ -39,6 +54,8 @@ def main() -> None:
 
 @main.command()
 @data_option
+@fuseau_option
+@journal_option
 @click.option("--host", default="127.0.0.1", show_default=True, envvar="MIAM_ECONOMIES_HOST",
               show_envvar=True, help="Interface to bind; keep loopback unless behind a proxy.")
 @click.option("--port", default=8090, show_default=True, type=int, envvar="MIAM_ECONOMIES_PORT",
@@ -52,8 +69,8 @@ def main() -> None:
               help="Seconds to wait for the store's write lock before answering 503.")
 # From the environment only in practice: a token on the command line shows in `ps`.
 @click.option("--token", envvar="MIAM_ECONOMIES_TOKEN", show_envvar=True, hidden=True)
-def serve(data: Path, host: str, port: int, max_body: int, lock_timeout: int,
-          token: str | None) -> None:
+def serve(data: Path, fuseau: str | None, journal: Path | None, host: str, port: int,
+          max_body: int, lock_timeout: int, token: str | None) -> None:
     """Serve POST /economies and GET /economies/bilan; the projection runs in-process."""
     token, token_file, created = resolve_token(data, token)
     if token_file is not None:
@@ -61,29 +78,50 @@ def serve(data: Path, host: str, port: int, max_body: int, lock_timeout: int,
         click.echo(f"bearer token: in {token_file.resolve()} ({how})", err=True)
     else:
         click.echo("bearer token: from MIAM_ECONOMIES_TOKEN", err=True)
-    settings = Settings(data=data, token=token, max_body=max_body, lock_timeout=lock_timeout)
+    settings = Settings(data=data, token=token, max_body=max_body, lock_timeout=lock_timeout,
+                        fuseau=fuseau, journal=journal)
+    try:  # fail before serving, with a message, rather than in the lifespan
+        with open_services(settings, run_projections=False):
+            pass
+    except (ZoneMismatch, ZoneInfoNotFoundError) as exc:
+        raise click.ClickException(str(exc)) from None
     uvicorn.run(create_app(settings), host=host, port=port, log_level="info",
                 timeout_keep_alive=5)
 
 
 @main.command()
 @data_option
-@click.option("--json", "as_json", is_flag=True, help="Print the bilan as JSON.")
-def bilan(data: Path, as_json: bool) -> None:
-    """Print the bilan, after folding any event the projection has not seen yet.
+@fuseau_option
+@journal_option
+@click.option("--par", metavar="NAME",
+              help="Breakdown: client, jour, modele, demande, or a journal field "
+                   "(preset, format...; journal.NAME for a field named like the others).")
+@click.option("--depuis", metavar="YYYY-MM-DD", help="First day of --par jour (inclusive).")
+@click.option("--jusqu-au", "jusqu_au", metavar="YYYY-MM-DD",
+              help="Last day of --par jour (inclusive).")
+@click.option("--json", "as_json", is_flag=True, help="Print the bilan as the API's JSON.")
+def bilan(data: Path, fuseau: str | None, journal: Path | None, par: str | None,
+          depuis: str | None, jusqu_au: str | None, as_json: bool) -> None:
+    """Print the bilan, after folding any event (and journal line) not yet folded.
 
     A data directory without a store gives an empty bilan with zero totals and a warning
-    on standard error (contract, point 4: "Fichier absent : section à zéro").
+    on standard error, and creates nothing (contract, point 4: "Fichier absent : section à
+    zéro").
     """
-    if (data / "economies.sqlite").exists():
-        with open_services(Settings(data=data, token=""), run_projections=False) as services:
-            services.runner.catch_up()
-            result = services.bilan()
-    else:
-        # Read-only: asking for a bilan must not create a store where there is none.
+    for name, bound in (("--depuis", depuis), ("--jusqu-au", jusqu_au)):
+        if bound is not None:
+            try:
+                check_day(bound)
+            except ValueError as exc:
+                raise click.BadParameter(str(exc), param_hint=name) from None
+    if not (data / "economies.sqlite").exists():
         click.echo(f"no event store in {data.resolve()}: empty bilan "
                    "(pass --data or set MIAM_ECONOMIES_DATA)", err=True)
-        result = BilanSnapshot(V1.name, 0, 0, {}).as_dict(0, iso_utc(datetime.now(UTC)))
+    try:
+        result = read_bilan(data, par=par, depuis=depuis, jusqu_au=jusqu_au, fuseau=fuseau,
+                            journal=journal)
+    except (ZoneMismatch, ZoneInfoNotFoundError) as exc:
+        raise click.ClickException(str(exc)) from None
     if as_json:
         json.dump(result, sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
@@ -91,22 +129,35 @@ def bilan(data: Path, as_json: bool) -> None:
         _print_table(result)
 
 
+FIGURES = ["delegations", "evites", "pilotage", "corrections", "net", "taux_reprise"]
+
+
+def _cells(figures: dict[str, Any]) -> list[str]:
+    taux = figures["taux_reprise"]
+    return [f"{figures[c]:,}" for c in FIGURES[:-1]] + [
+        "-" if taux is None else f"{taux:.1%}"]
+
+
 def _print_table(result: dict[str, Any]) -> None:
-    table = Table(title=f"bilan (formule {result['formule']}, position {result['position']})",
-                  box=box.SIMPLE_HEAD)
-    columns = ["delegations", "evites", "pilotage", "corrections", "net", "taux_reprise"]
+    provenance = result["provenance"]
+    title = (f"bilan (formule {result['formule']}, position {result['position']}, "
+             f"fuseau {provenance['fuseau']})")
+    table = Table(title=title, box=box.SIMPLE_HEAD)
+    par = result.get("par")
+    if par is not None:
+        table.add_column(par)
     table.add_column("client")
-    for column in columns:
+    for column in FIGURES:
         table.add_column(column, justify="right")
-
-    def cells(figures: dict[str, Any]) -> list[str]:
-        taux = figures["taux_reprise"]
-        return [f"{figures[c]:,}" for c in columns[:-1]] + [
-            "-" if taux is None else f"{taux:.1%}"]
-
-    for client, figures in result["economies"].items():
-        table.add_row(client, *cells(figures))
+    if par is None:
+        for client, figures in result["economies"].items():
+            table.add_row(client, *_cells(figures))
+    else:
+        for key, clients in result["groupes"].items():
+            for client, figures in clients.items():
+                table.add_row(key, client, *_cells(figures))
     table.add_section()
-    table.add_row("total", *cells(result["total"]), style="bold")
+    table.add_row(*([""] if par is not None else []), "total", *_cells(result["total"]),
+                  style="bold")
     # Off a terminal rich assumes 80 columns and would truncate the figures' names.
-    Console(width=None if sys.stdout.isatty() else 120).print(table)
+    Console(width=None if sys.stdout.isatty() else 140).print(table)

@@ -1,7 +1,7 @@
 """The composition root: the event store, the bilan view, its projection and runner.
 
 Nothing is built at import. ``open_services`` builds everything from one ``Settings`` and
-closes it again; the HTTP app, the CLI and (later) MIAM's own process all go through it.
+closes it again; the HTTP app, the CLI and MIAM's own process all go through it.
 """
 
 from __future__ import annotations
@@ -9,17 +9,21 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from eventsourcing.sqlite import SQLiteDatastore
 
-from api.settings import Settings
+from api.settings import Settings, machine_fuseau
 from api.store import EventStore, iso_utc, sqlite_env
+from domain.bilan import check_day
 from domain.formulas import V1
-from projections.bilan import BilanProjection, SQLiteBilanView
+from projections.bilan import BilanProjection, ZoneMismatch
+from projections.journal import JournalFollower
 from projections.runner import CatchUpRunner
+from projections.sqlite_view import SQLiteBilanView
 
 log = logging.getLogger(__name__)
 
@@ -27,54 +31,97 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class Services:
     """The live objects of one process: ``store`` (appends), ``projection`` (reads the
-    view) and ``runner`` (keeps the view up to date)."""
+    view) and ``runner`` (keeps the view up to date, journal included)."""
 
     settings: Settings
     store: EventStore
     projection: BilanProjection
     runner: CatchUpRunner
 
-    def bilan(self) -> dict[str, Any]:
+    def bilan(self, par: str | None = None, depuis: str | None = None,
+              jusqu_au: str | None = None) -> dict[str, Any]:
         """The bilan as MIAM reads it (SPEC, "Interfaces", ``GET /economies/bilan``).
 
-        The per-client figures come from the projection's snapshot, never from the
-        events; ``provenance`` says which formula and position they stand for, and the
-        store's head at the time of reading. Raises ``PersistenceError`` if a database
-        cannot be read.
+        Figures come from the projection's view, never from the events: the cost is that
+        of the answer, not of the history. With ``par`` (``client``, ``jour``, ``modele``,
+        ``demande`` or a journal field) it adds ``par`` and ``groupes``; ``depuis`` and
+        ``jusqu_au`` (``YYYY-MM-DD``, inclusive) bound the days of ``par=jour``.
+        ``provenance`` says which formula, zone and position the figures stand for, and
+        the store's head when read. Raises ``PersistenceError`` if a database cannot be
+        read, and ``ValueError`` for a bound that is not a ``YYYY-MM-DD`` day.
         """
-        return self.projection.snapshot().as_dict(self.store.head(), iso_utc(datetime.now(UTC)))
+        for bound in (depuis, jusqu_au):
+            if bound is not None:
+                check_day(bound)
+        projection = self.projection
+        bilan = projection.snapshot().as_dict(
+            self.store.head(), iso_utc(datetime.now(UTC)), str(projection.zone))
+        if par is not None:
+            bilan["par"] = par
+            bilan["groupes"] = projection.view.groupes(
+                projection.tracking_name, par, depuis, jusqu_au)
+        return bilan
+
+    def demande(self, demande_id: str) -> dict[str, Any] | None:
+        """One demande's figures (SPEC, ``GET /economies/demandes/{id}``), or None for an
+        id never seen. Should two clients share the id, the first by name is given and
+        ``autres_clients`` lists the others."""
+        entries = self.projection.view.demande(self.projection.tracking_name, demande_id)
+        if not entries:
+            return None
+        first = entries[0]
+        if len(entries) > 1:
+            first["autres_clients"] = [e["client"] for e in entries[1:]]
+        return first
 
 
 @contextmanager
 def open_services(settings: Settings, *, run_projections: bool = True) -> Iterator[Services]:
     """Open the store and the view under ``settings.data``; close them on exit.
 
-    With ``run_projections`` the runner follows the log in a background thread, woken by
-    every append of this process (ADR-0004); without, callers run ``runner.catch_up()``.
-    Raises ``OSError`` when the data directory cannot be created, and the library's
-    ``PersistenceError`` when a database cannot be opened.
+    With ``run_projections`` the runner follows the log (and MIAM's journal) in a
+    background thread, woken by every append of this process (ADR-0004); without, callers
+    run ``runner.catch_up()``. Raises ``OSError`` when the data directory cannot be
+    created, ``ZoneInfoNotFoundError`` for an unknown ``fuseau``, ``ZoneMismatch`` when the
+    view was built in another zone, and the library's ``PersistenceError`` when a database
+    cannot be opened.
     """
+    if settings.fuseau is not None:
+        ZoneInfo(settings.fuseau)  # an unknown zone fails before anything is created
     settings.data.mkdir(parents=True, exist_ok=True)
     store = EventStore(env=sqlite_env(settings.store_path, settings.lock_timeout))
     datastore = SQLiteDatastore(str(settings.projections_path),
                                 lock_timeout=settings.lock_timeout)
-    view = SQLiteBilanView(datastore)
-    view.create_table()
-    projection = BilanProjection(view, V1)
-    if projection.position() > store.head():
-        # The view outlived its store (the store file was replaced or deleted): its
-        # figures describe events that are not there. It is derived data: rebuild it.
-        log.warning("projection %s is past the store's head: rebuilding it",
-                    projection.tracking_name)
-        view.reset(projection.tracking_name)
-    runner = CatchUpRunner(store.recorder, store.mapper, projection,
-                           poll_interval=settings.poll_interval)
-    store.on_append(runner.wake)
     try:
+        view = SQLiteBilanView(datastore)
+        view.create_table()
+        name = BilanProjection.tracking_name_of(V1)
+        if (view.max_tracking_id(name) or 0) > store.head():
+            # The view outlived its store (the store file was replaced or deleted): its
+            # figures describe events that are not there. It is derived data: rebuild it.
+            log.warning("projection %s is past the store's head: rebuilding it", name)
+            view.reset(name)
+        # The first process to open a projection fixes its zone; the others follow it
+        # unless told another zone explicitly, which is refused.
+        fuseau = view.record_fuseau(name, settings.fuseau or machine_fuseau())
+        if settings.fuseau not in (None, fuseau):
+            raise ZoneMismatch(
+                f"the projection's days are cut in {fuseau}, not {settings.fuseau}: use "
+                f"--fuseau {fuseau} (or leave it unset), or rebuild the projection in "
+                f"{settings.fuseau} by deleting projections.sqlite while the server is "
+                "stopped")
+        settings = replace(settings, fuseau=fuseau)
+        projection = BilanProjection(view, ZoneInfo(fuseau), V1)
+        runner = CatchUpRunner(store.recorder, store.mapper, projection,
+                               journal=JournalFollower(view, settings.journal_path),
+                               poll_interval=settings.poll_interval)
+        store.on_append(runner.wake)
         if run_projections:
             runner.start()
-        yield Services(settings, store, projection, runner)
+        try:
+            yield Services(settings, store, projection, runner)
+        finally:
+            runner.stop()
     finally:
-        runner.stop()
         datastore.close()
         store.close()

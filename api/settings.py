@@ -11,6 +11,8 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
+import tzlocal
+
 DEFAULT_DATA = Path("logs/mcp")
 """MIAM's layout: the data directory, relative to the working directory."""
 
@@ -26,7 +28,10 @@ class Settings:
     (``projections.sqlite``) and the token file; ``token``: the bearer token;
     ``max_body``: request body limit, bytes; ``lock_timeout``: SQLite busy timeout,
     seconds; ``poll_interval``: seconds between the runner's looks at the log when not
-    woken; ``attendre_max``: seconds a ``?attendre=1`` read waits at most.
+    woken; ``attendre_max``: seconds a ``?attendre=1`` read waits at most;
+    ``fuseau``: IANA time zone the days are cut in (None: the one the projection was
+    built in, or the machine's for a new one); ``journal``: MIAM's
+    ``delegations.jsonl`` (None: ``data/delegations.jsonl``, the contract's layout).
     """
 
     data: Path
@@ -35,6 +40,13 @@ class Settings:
     lock_timeout: int = 5
     poll_interval: float = 1.0
     attendre_max: float = 5.0
+    fuseau: str | None = None
+    journal: Path | None = None
+
+    @property
+    def journal_path(self) -> Path:
+        """MIAM's journal file, joined by ``demande_id`` (issue 3)."""
+        return self.journal if self.journal is not None else self.data / "delegations.jsonl"
 
     @property
     def store_path(self) -> Path:
@@ -45,6 +57,15 @@ class Settings:
     def projections_path(self) -> Path:
         """The projections' SQLite file (views and tracking positions)."""
         return self.data / "projections.sqlite"
+
+
+def machine_fuseau() -> str:
+    """The machine's IANA time zone name (``Europe/Paris``), from ``TZ`` or the system's
+    settings (tzlocal); ``UTC`` when none can be found."""
+    try:
+        return tzlocal.get_localzone_name() or "UTC"
+    except (OSError, LookupError, ValueError):
+        return "UTC"
 
 
 def resolve_token(data: Path, from_env: str | None) -> tuple[str, Path | None, bool]:

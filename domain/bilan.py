@@ -8,8 +8,9 @@ store's uniqueness and the projection's tracking position see to that; ADR-0002,
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import astuple, dataclass
+from datetime import date, datetime, tzinfo
 from functools import singledispatch
 from typing import Any
 
@@ -19,15 +20,18 @@ from domain.formulas import Formule
 
 @dataclass(frozen=True)
 class Figures:
-    """Running sums for one client (or the total), tokens except ``delegations`` (a count).
+    """Running sums for one client, day, demande or group: tokens, except ``delegations``
+    and ``evenements`` (counts).
 
-    ``net`` and ``taux_reprise`` are derived, never stored.
+    ``evenements`` counts the events folded in (for the conservation check; not part of
+    the wire figures). ``net`` and ``taux_reprise`` are derived, never stored.
     """
 
     delegations: int = 0
     evites: int = 0
     pilotage: int = 0
     corrections: int = 0
+    evenements: int = 0
 
     def __add__(self, other: Figures) -> Figures:
         return Figures(
@@ -35,6 +39,16 @@ class Figures:
             self.evites + other.evites,
             self.pilotage + other.pilotage,
             self.corrections + other.corrections,
+            self.evenements + other.evenements,
+        )
+
+    def __sub__(self, other: Figures) -> Figures:
+        return Figures(
+            self.delegations - other.delegations,
+            self.evites - other.evites,
+            self.pilotage - other.pilotage,
+            self.corrections - other.corrections,
+            self.evenements - other.evenements,
         )
 
     @property
@@ -61,7 +75,7 @@ class Figures:
 
 @singledispatch
 def contribution(evenement: Received, formule: Formule) -> Figures:
-    """What one event adds to its client's figures under ``formule``.
+    """What one event adds to its client's (and its day's) figures under ``formule``.
 
     Raises ``TypeError`` for anything but a ``Delegation``, ``Pilotage`` or ``Correction``.
     """
@@ -70,17 +84,95 @@ def contribution(evenement: Received, formule: Formule) -> Figures:
 
 @contribution.register
 def _(evenement: Delegation, formule: Formule) -> Figures:
-    return Figures(delegations=1, evites=formule.evites(evenement))
+    return Figures(delegations=1, evites=formule.evites(evenement), evenements=1)
 
 
 @contribution.register
 def _(evenement: Pilotage, formule: Formule) -> Figures:
-    return Figures(pilotage=formule.cout_pilotage(evenement))
+    return Figures(pilotage=formule.cout_pilotage(evenement), evenements=1)
 
 
 @contribution.register
 def _(evenement: Correction, formule: Formule) -> Figures:
-    return Figures(corrections=formule.cout_correction(evenement))
+    return Figures(corrections=formule.cout_correction(evenement), evenements=1)
+
+
+def parts_pilotage(cout: int, demande_ids: Sequence[str]) -> list[tuple[str, int]]:
+    """Split one pilotage's ``cout`` (tokens) evenly over its ``demande_ids``, in integers.
+
+    Each demande gets ``cout // n``; the ``cout % n`` remaining tokens go one each to the
+    first demandes in sorted order, so the parts sum to ``cout`` exactly and do not depend
+    on the order of the list (ADR-0006). A demande listed twice gets two parts.
+    Returns ``[(demande_id, tokens), ...]`` in sorted order.
+    """
+    ordered = sorted(demande_ids)
+    base, remainder = divmod(cout, len(ordered))
+    return [(d, base + (1 if i < remainder else 0)) for i, d in enumerate(ordered)]
+
+
+def jour(date: str, zone: tzinfo) -> str:
+    """The calendar day (``YYYY-MM-DD``) of an event's ``date`` in time zone ``zone``.
+
+    ``date`` is a validated ISO 8601 string with an offset; two dates naming the same
+    instant with different offsets fall on the same day. Raises ``ValueError`` otherwise.
+    """
+    head, dot, rest = date.partition(".")
+    if dot:  # fromisoformat in 3.11 takes at most 6 fraction digits; the day needs none
+        digits = len(rest) - len(rest.lstrip("0123456789"))
+        date = head + rest[digits:]
+    return datetime.fromisoformat(date.replace("Z", "+00:00")).astimezone(zone).date().isoformat()
+
+
+def check_day(text: str) -> str:
+    """``text`` if it is a calendar day written ``YYYY-MM-DD``; else ``ValueError``.
+
+    The bounds ``depuis``/``jusqu_au`` of a per-day breakdown (SPEC, "Breakdowns").
+    """
+    if len(text) != 10 or text[4] != "-" or text[7] != "-":
+        raise ValueError(f"{text!r} is not a day written YYYY-MM-DD")
+    try:
+        date.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a day written YYYY-MM-DD") from None
+    return text
+
+
+@dataclass(frozen=True)
+class FiguresModele:
+    """Pilotage per Claude model (``modele``): ``tours`` (turns, a count), the four usage
+    counters and ``cout`` (tokens) summed over its turns (SPEC, "per model")."""
+
+    tours: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cout: int = 0
+
+    def __add__(self, other: FiguresModele) -> FiguresModele:
+        return FiguresModele(*(a + b for a, b in zip(astuple(self), astuple(other),
+                                                    strict=True)))
+
+    @staticmethod
+    def of(pilotage: Pilotage, formule: Formule) -> FiguresModele:
+        """One turn's contribution under ``formule``."""
+        u = pilotage.usage
+        return FiguresModele(1, u.input_tokens, u.output_tokens, u.cache_read_input_tokens,
+                             u.cache_creation_input_tokens, formule.cout_pilotage(pilotage))
+
+    def as_dict(self) -> dict[str, Any]:
+        """The model cell's wire shape: the six figures (pilotage = cout; a model steers,
+        it saves nothing itself: ADR-0006), ``tours`` and ``usage``."""
+        return {
+            **Figures(pilotage=self.cout).as_dict(),
+            "tours": self.tours,
+            "usage": {
+                "input_tokens": self.input_tokens,
+                "output_tokens": self.output_tokens,
+                "cache_read_input_tokens": self.cache_read_input_tokens,
+                "cache_creation_input_tokens": self.cache_creation_input_tokens,
+            },
+        }
 
 
 def total(figures: Iterable[Figures]) -> Figures:

@@ -18,6 +18,7 @@ from typing import Any
 from eventsourcing.persistence import ApplicationRecorder, IntegrityError, Mapper
 
 from projections.bilan import BilanProjection
+from projections.journal import JournalFollower
 
 log = logging.getLogger(__name__)
 
@@ -25,18 +26,21 @@ log = logging.getLogger(__name__)
 class CatchUpRunner:
     """Runs one projection over one application recorder, in a background thread or inline.
 
-    ``recorder``/``mapper``: the event store's; ``page_size``: notifications folded per
+    ``recorder``/``mapper``: the event store's; ``journal``: MIAM's journal to join, read
+    after each page (lines appended by MIAM are seen within ``poll_interval``);
+    ``page_size``: notifications folded per
     view transaction; ``poll_interval``: seconds between looks at the log when nobody wakes
     the runner. Errors never kill the thread: they are logged, kept in ``last_error``, and
     the page is retried after ``retry_delay`` seconds (rising to 30 s).
     """
 
     def __init__(self, recorder: ApplicationRecorder, mapper: Mapper[Any],
-                 projection: BilanProjection, *, page_size: int = 500,
-                 poll_interval: float = 1.0, retry_delay: float = 0.5):
+                 projection: BilanProjection, *, journal: JournalFollower | None = None,
+                 page_size: int = 500, poll_interval: float = 1.0, retry_delay: float = 0.5):
         self.recorder = recorder
         self.mapper = mapper
         self.projection = projection
+        self.journal = journal
         self.page_size = page_size
         self.poll_interval = poll_interval
         self.retry_delay = retry_delay
@@ -61,17 +65,26 @@ class CatchUpRunner:
         self.projection.process_page(events, page[-1].id, previous=position)
         return len(page)
 
+    def step(self) -> int:
+        """Fold the next page, then join new journal lines; return the work done (events
+        and lines). Raises as ``fold_page`` and ``JournalFollower.follow`` do."""
+        done = self.fold_page()
+        if self.journal is not None:
+            done += self.journal.follow()
+        return done
+
     def catch_up(self) -> int:
-        """Fold pages until the log is exhausted; return the events folded (inline use)."""
-        folded = 0
+        """Fold pages and journal lines until both are exhausted; return the events folded
+        (inline use, e.g. the ``bilan`` command); return how many events the view gained
+        meanwhile."""
+        before = self.projection.snapshot().evenements
         while True:
             try:
-                n = self.fold_page()
+                if self.step() == 0:
+                    break
             except IntegrityError:
                 continue  # another runner folded this page: read the position again
-            if n == 0:
-                return folded
-            folded += n
+        return self.projection.snapshot().evenements - before
 
     def start(self) -> None:
         """Start following the log in a daemon thread."""
@@ -109,7 +122,7 @@ class CatchUpRunner:
         while not self._stopping.is_set():
             try:
                 self._wakeup.clear()
-                n = self.fold_page()
+                n = self.step()
                 self.last_error = None
                 delay = self.retry_delay
             except IntegrityError:

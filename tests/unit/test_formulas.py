@@ -330,7 +330,7 @@ def test_a_delegation_contributes_one_delegation_and_its_evites() -> None:
     delegation = from_payload(EXAMPLE_DELEGATION)
 
     assert contribution(delegation, V1) == Figures(
-        delegations=1, evites=4900, pilotage=0, corrections=0
+        delegations=1, evites=4900, pilotage=0, corrections=0, evenements=1
     )
 
 
@@ -338,14 +338,14 @@ def test_a_delegation_with_negative_evites_contributes_them_unclamped() -> None:
     estimation = dict(EXAMPLE_DELEGATION["estimation"], evites=-500)
     delegation = from_payload(_with(EXAMPLE_DELEGATION, estimation=estimation))
 
-    assert contribution(delegation, V1) == Figures(delegations=1, evites=-500)
+    assert contribution(delegation, V1) == Figures(delegations=1, evites=-500, evenements=1)
 
 
 def test_a_pilotage_contributes_its_cout_to_pilotage_only() -> None:
     pilotage = from_payload(EXAMPLE_PILOTAGE)
 
     assert contribution(pilotage, V1) == Figures(
-        delegations=0, evites=0, pilotage=2000, corrections=0
+        delegations=0, evites=0, pilotage=2000, corrections=0, evenements=1
     )
 
 
@@ -353,7 +353,7 @@ def test_a_correction_contributes_its_cout_to_corrections_only() -> None:
     correction = from_payload(A_CORRECTION)
 
     assert contribution(correction, V1) == Figures(
-        delegations=0, evites=0, pilotage=0, corrections=490
+        delegations=0, evites=0, pilotage=0, corrections=490, evenements=1
     )
 
 

@@ -1,0 +1,65 @@
+"""Reading the bilan from Python, without a server: what MIAM's ``bilan`` tool calls.
+
+MIAM runs in its own process over the same data directory (``logs/mcp``). These functions
+open the store and the projections, fold whatever the projection has not seen yet (so the
+figures are current even when no server runs), read the snapshot, and close everything.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from api.services import open_services
+from api.settings import DEFAULT_DATA, Settings, machine_fuseau
+from api.store import iso_utc
+from domain.formulas import V1
+from projections.view import BilanSnapshot
+
+
+def read_bilan(data: Path | str = DEFAULT_DATA, *, par: str | None = None,
+               depuis: str | None = None, jusqu_au: str | None = None,
+               fuseau: str | None = None, journal: Path | str | None = None,
+               catch_up: bool = True) -> dict[str, Any]:
+    """The bilan of data directory ``data``, as ``GET /economies/bilan`` gives it.
+
+    ``par``, ``depuis``, ``jusqu_au``: the breakdown and its day bounds (``YYYY-MM-DD``,
+    inclusive), as the HTTP query; ``fuseau``: IANA zone the days are cut in (default:
+    the projection's, or the machine's for a new one); ``journal``: MIAM's
+    ``delegations.jsonl`` (default ``data/delegations.jsonl``); ``catch_up``: fold pending
+    events and journal lines first (a write to the projections file), else read the
+    snapshot as it stands.
+
+    A directory without a store gives the empty bilan and creates nothing. Raises
+    ``ZoneInfoNotFoundError`` for an unknown zone, ``projections.bilan.ZoneMismatch`` when
+    the view was built in another zone, ``PersistenceError`` when a database fails.
+    """
+    settings = Settings(data=Path(data), token="", fuseau=fuseau,
+                        journal=None if journal is None else Path(journal))
+    if not settings.store_path.exists():
+        zone = fuseau or machine_fuseau()
+        ZoneInfo(zone)  # the same error for a bad zone, store or not
+        bilan = BilanSnapshot(V1.name, 0, 0, {}).as_dict(0, iso_utc(datetime.now(UTC)), zone)
+        if par is not None:
+            bilan.update(par=par, groupes={})
+        return bilan
+    with open_services(settings, run_projections=False) as services:
+        if catch_up:
+            services.runner.catch_up()
+        return services.bilan(par, depuis, jusqu_au)
+
+
+def net_du_jour(client: str = "claude-code", data: Path | str = DEFAULT_DATA, *,
+                fuseau: str | None = None) -> int:
+    """Today's net for ``client``, tokens (0 when nothing today): MIAM's dashboard card.
+
+    "Today" is the current day in the zone the projection's days are cut in. Raises as
+    ``read_bilan``.
+    """
+    zone = read_bilan(data, fuseau=fuseau, catch_up=False)["provenance"]["fuseau"]
+    today = datetime.now(ZoneInfo(zone)).date().isoformat()
+    bilan = read_bilan(data, par="jour", depuis=today, jusqu_au=today, fuseau=fuseau)
+    figures = bilan["groupes"].get(today, {}).get(client)
+    return 0 if figures is None else int(figures["net"])

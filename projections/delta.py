@@ -1,0 +1,130 @@
+"""What one page of stored events adds to every read model (pure: no I/O).
+
+The projection folds a page into a ``PageDelta`` in memory, then the view adds it to its
+tables in one transaction with the page's tracking position (ADR-0004). Every table is a
+sum over events, so the order of events inside and across pages does not matter; the only
+non-additive values, a demande's delegation attributes (``retour``, ``agent_id``...), are
+taken from the delegation with the smallest id, which is order-independent too (ADR-0006).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field, replace
+from datetime import tzinfo
+from functools import singledispatchmethod
+from typing import Any
+
+from domain.bilan import Figures, FiguresModele, contribution, jour, parts_pilotage
+from domain.events import Correction, Delegation, Pilotage, Received
+from domain.formulas import Formule
+
+
+@dataclass(frozen=True)
+class DelegationVue:
+    """A demande's delegation as the per-demande view keeps it (contract, "Événement
+    delegation"): the attributes of the delegation with the smallest ``id``, and token
+    counts summed over its delegations (normally exactly one)."""
+
+    id: str
+    agent_id: str | None
+    par_subagent: bool
+    retour: str
+    methode: str
+    tokens_entree: int
+    tokens_sortie: int
+    lus: int
+    ecrits: int
+    consigne: int
+    rendus: int
+
+    def merge(self, other: DelegationVue) -> DelegationVue:
+        """Two delegations under one demande_id (a plugin bug): smallest id's attributes,
+        summed counts."""
+        first = self if self.id <= other.id else other
+        return replace(
+            first,
+            tokens_entree=self.tokens_entree + other.tokens_entree,
+            tokens_sortie=self.tokens_sortie + other.tokens_sortie,
+            lus=self.lus + other.lus,
+            ecrits=self.ecrits + other.ecrits,
+            consigne=self.consigne + other.consigne,
+            rendus=self.rendus + other.rendus,
+        )
+
+    @staticmethod
+    def of(d: Delegation) -> DelegationVue:
+        """The view's record of one delegation event."""
+        e = d.estimation
+        return DelegationVue(d.id, d.agent_id, d.par_subagent, d.retour, e.methode,
+                             d.tokens_entree, d.tokens_sortie, e.lus, e.ecrits, e.consigne,
+                             e.rendus)
+
+
+@dataclass
+class DemandeDelta:
+    """What a page adds to one (client, demande): figures (``pilotage`` is its share, tokens),
+    the number of pilotages covering it, corrections per ``outil`` as (cout, nombre), and
+    its delegation if one is in the page."""
+
+    figures: Figures = Figures()
+    pilotages: int = 0
+    corrections_nombre: int = 0
+    par_outil: dict[str, tuple[int, int]] = field(default_factory=dict)
+    delegation: DelegationVue | None = None
+
+
+@dataclass
+class PageDelta:
+    """Deltas of one page, by table key. ``zone`` buckets days; ``formule`` gives figures.
+
+    ``clients[client]``, ``jours[(client, jour)]``, ``modeles[(client, modele)]``,
+    ``demandes[(client, demande_id)]``; ``evenements``: events in the page.
+    """
+
+    formule: Formule
+    zone: tzinfo
+    clients: defaultdict[str, Figures] = field(default_factory=lambda: defaultdict(Figures))
+    jours: defaultdict[tuple[str, str], Figures] = field(
+        default_factory=lambda: defaultdict(Figures))
+    modeles: defaultdict[tuple[str, str], FiguresModele] = field(
+        default_factory=lambda: defaultdict(FiguresModele))
+    demandes: defaultdict[tuple[str, str], DemandeDelta] = field(
+        default_factory=lambda: defaultdict(DemandeDelta))
+    evenements: int = 0
+
+    def add(self, evenement: Received) -> None:
+        """Fold one event into the deltas."""
+        figures = contribution(evenement, self.formule)
+        self.clients[evenement.client] += figures
+        self.jours[(evenement.client, jour(evenement.date, self.zone))] += figures
+        self.evenements += 1
+        self._per_type(evenement, figures)
+
+    @singledispatchmethod
+    def _per_type(self, evenement: Any, figures: Figures) -> None:
+        raise TypeError(f"not a received event: {evenement!r}")
+
+    @_per_type.register
+    def _(self, evenement: Delegation, figures: Figures) -> None:
+        demande = self.demandes[(evenement.client, evenement.demande_id)]
+        demande.figures += replace(figures, evenements=0)
+        vue = DelegationVue.of(evenement)
+        demande.delegation = vue if demande.delegation is None else demande.delegation.merge(vue)
+
+    @_per_type.register
+    def _(self, evenement: Pilotage, figures: Figures) -> None:
+        self.modeles[(evenement.client, evenement.modele)] += FiguresModele.of(
+            evenement, self.formule)
+        for demande_id, part in parts_pilotage(figures.pilotage, evenement.demande_ids):
+            demande = self.demandes[(evenement.client, demande_id)]
+            demande.figures += Figures(pilotage=part)
+            demande.pilotages += 1
+
+    @_per_type.register
+    def _(self, evenement: Correction, figures: Figures) -> None:
+        demande = self.demandes[(evenement.client, evenement.demande_id)]
+        demande.figures += Figures(corrections=figures.corrections)
+        demande.corrections_nombre += 1
+        cout, nombre = demande.par_outil.get(evenement.outil, (0, 0))
+        demande.par_outil[evenement.outil] = (cout + figures.corrections, nombre + 1)
