@@ -66,16 +66,23 @@ async def get_bilan(request: Request) -> JSONResponse:
                 bounds[name] = check_day(query[name])
             except ValueError as exc:
                 return _error(400, f"{name}: {exc}")
-    if query.get("attendre") == "1":
-        head = await run_in_threadpool(services.store.head)
-        await services.runner.wait_for(head, services.settings.attendre_max)
+    await _maybe_wait(request, services)
     bilan = await run_in_threadpool(services.bilan, query.get("par") or None, **bounds)
     return JSONResponse(bilan)
 
 
+async def _maybe_wait(request: Request, services: Services) -> None:
+    # ?attendre=1: read your own writes (bounded by attendre_max; SPEC, "Interfaces").
+    if request.query_params.get("attendre") == "1":
+        head = await run_in_threadpool(services.store.head)
+        await services.runner.wait_for(head, services.settings.attendre_max)
+
+
 async def get_demande(request: Request) -> JSONResponse:
-    """One demande's figures (SPEC, ``GET /economies/demandes/{id}``); 404 if never seen."""
+    """One demande's figures (SPEC, ``GET /economies/demandes/{id}``); 404 if never seen.
+    ``?attendre=1`` as for the bilan."""
     services = _services(request)
+    await _maybe_wait(request, services)
     demande_id = request.path_params["demande_id"]
     found = await run_in_threadpool(services.demande, demande_id)
     if found is None:

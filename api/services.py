@@ -56,6 +56,8 @@ class Services:
         projection = self.projection
         bilan = projection.snapshot().as_dict(
             self.store.head(), iso_utc(datetime.now(UTC)), str(projection.zone))
+        if self.runner.journal is not None:
+            bilan["provenance"]["journal"] = self.runner.journal.counts()
         if par is not None:
             bilan["par"] = par
             bilan["groupes"] = projection.view.groupes(

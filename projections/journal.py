@@ -60,6 +60,26 @@ class JournalFollower:
         self.path = path
         self.key = str(path.resolve())
 
+    def caught_up(self) -> bool:
+        """Whether every complete line of the journal is joined (a partial last line,
+        still being written, does not count). Raises the view's ``PersistenceError``."""
+        try:
+            size = self.path.stat().st_size
+        except FileNotFoundError:
+            return True
+        offset = self.view.journal_offset(self.key)
+        if size == offset:
+            return True
+        if size < offset:
+            return False  # shrank: to be read again
+        with self.path.open("rb") as f:
+            f.seek(offset)
+            return b"\n" not in f.read(READ_LIMIT)
+
+    def counts(self) -> dict[str, int]:
+        """``{"lignes", "malformees", "sans_demande"}`` joined or skipped so far."""
+        return self.view.journal_counts(self.key)
+
     def follow(self) -> int:
         """Join what was appended; return the lines read (0 when nothing new).
 

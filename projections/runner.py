@@ -105,17 +105,24 @@ class CatchUpRunner:
 
     async def wait_for(self, position: int, timeout: float) -> bool:
         """Wait, without holding a thread, until the projection has folded up to
-        ``position`` (a notification id), or ``timeout`` seconds pass.
+        ``position`` (a notification id) and joined every complete journal line, or
+        ``timeout`` seconds pass.
 
-        Returns whether the position was reached. Polls the view's position every 20 ms:
-        folds by other processes send no signal. Raises ``PersistenceError``.
+        Returns whether both were reached. Polls every 20 ms: folds by other processes
+        send no signal. Raises ``PersistenceError``.
         """
         deadline = time.monotonic() + timeout
-        while self.projection.position() < position:
+        self.wake()  # the journal is otherwise only looked at every poll_interval
+        while not self._caught_up(position):
             if time.monotonic() >= deadline:
                 return False
             await asyncio.sleep(0.02)
         return True
+
+    def _caught_up(self, position: int) -> bool:
+        if self.projection.position() < position:
+            return False
+        return self.journal is None or self.journal.caught_up()
 
     def _run(self) -> None:
         delay = self.retry_delay

@@ -130,3 +130,112 @@ def expected_bilan(events: list[dict[str, Any]]) -> dict[str, Any]:
     grand = {k: sum(r[k] for r in sums.values())
              for k in ("delegations", "evites", "pilotage", "corrections")}
     return {"economies": {c: finish(sums[c]) for c in sorted(sums)}, "total": finish(grand)}
+
+
+def journal_lines(events: list[dict[str, Any]], seed: int = 0) -> list[str]:
+    """MIAM's ``delegations.jsonl`` for the corpus: most demandes get a line with a preset
+    and a format; some lines lack ``demande_id`` (older MIAM), some are malformed, some
+    demandes have none; a few demandes have a second, later line (the first one wins)."""
+    import json
+
+    rng = random.Random(seed)
+    lines = []
+    for e in events:
+        if e["type"] != "delegation" or rng.random() < 0.1:
+            continue
+        entry = {"demande_id": e["demande_id"], "preset": rng.choice(PRESETS),
+                 "format": rng.choice(("md", "json", "diff")), "ok": True,
+                 "duree_s": round(rng.random() * 9, 2), "details": {"ignored": 1}}
+        lines.append(json.dumps(entry))
+        if rng.random() < 0.02:
+            lines.append(json.dumps({**entry, "preset": "doublon-ignore"}))
+        if rng.random() < 0.02:
+            lines.append(json.dumps({"preset": "ancien", "format": "md"}))  # no demande_id
+        if rng.random() < 0.01:
+            lines.append("{not json")
+    return lines
+
+
+PRESETS = ("rapide", "precis", "code", "resume")
+
+
+def expected_breakdowns(events: list[dict[str, Any]], journal: list[str],
+                        zone: Any) -> dict[str, Any]:
+    """Every breakdown of ``events`` (each id once), recomputed apart from ``domain/``.
+
+    Returns ``{"jour": {day: {client: row}}, "modele": {...}, "demande": {...},
+    "preset": {...}, "format": {...}, "demandes": {demande_id: (client, detail)}}`` where a
+    row has the four sums; pilotage parts follow ADR-0006 (cout // n, remainder one each
+    to the first demandes in sorted order).
+    """
+    import json
+    from datetime import datetime
+
+    first: dict[str, dict[str, Any]] = {}
+    for e in events:
+        first.setdefault(e["id"], e)
+
+    def zero() -> dict[str, int]:
+        return {"delegations": 0, "evites": 0, "pilotage": 0, "corrections": 0}
+
+    def day(date: str) -> str:
+        moment = datetime.fromisoformat(date.replace("Z", "+00:00"))
+        return moment.astimezone(zone).date().isoformat()
+
+    jours: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(zero))
+    modeles: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(
+        lambda: {"tours": 0, "input_tokens": 0, "output_tokens": 0,
+                 "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0, "cout": 0}))
+    demandes: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(zero))
+    for e in first.values():
+        client, row = e["client"], jours[day(e["date"])][e["client"]]
+        if e["type"] == "delegation":
+            row["delegations"] += 1
+            row["evites"] += e["estimation"]["evites"]
+            d = demandes[e["demande_id"]][client]
+            d["delegations"] += 1
+            d["evites"] += e["estimation"]["evites"]
+        elif e["type"] == "pilotage":
+            row["pilotage"] += e["cout"]
+            m = modeles[e["modele"]][client]
+            m["tours"] += 1
+            m["cout"] += e["cout"]
+            for k, v in e["usage"].items():
+                m[k] += v
+            ids = sorted(e["demande_ids"])
+            base, rest = divmod(e["cout"], len(ids))
+            for i, demande_id in enumerate(ids):
+                demandes[demande_id][client]["pilotage"] += base + (1 if i < rest else 0)
+        else:
+            row["corrections"] += e["cout"]
+            demandes[e["demande_id"]][client]["corrections"] += e["cout"]
+
+    values: dict[str, dict[str, str]] = {}
+    for line in journal:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry.get("demande_id"), str):
+            values.setdefault(entry["demande_id"], {
+                k: v if isinstance(v, str) else json.dumps(v) for k, v in entry.items()
+                if k != "demande_id" and not isinstance(v, (dict, list)) and v is not None})
+
+    def by_field(champ: str) -> dict[str, dict[str, dict[str, int]]]:
+        out: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(zero))
+        for demande_id, clients in demandes.items():
+            key = values.get(demande_id, {}).get(champ, "(inconnu)")
+            for client, row in clients.items():
+                for k, v in row.items():
+                    out[key][client][k] += v
+        return out
+
+    return {"jour": jours, "modele": modeles, "demande": demandes,
+            "preset": by_field("preset"), "format": by_field("format")}
+
+
+def with_derived(row: dict[str, int]) -> dict[str, Any]:
+    """A row of the four sums with ``net`` and ``taux_reprise`` as the bilan derives them."""
+    net = row["evites"] - row["pilotage"] - row["corrections"]
+    return {**row, "net": net,
+            "taux_reprise": row["corrections"] / row["evites"] if row["evites"] > 0 else None}

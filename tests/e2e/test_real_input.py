@@ -2,20 +2,76 @@
 
 Issue 2, "Done when": the second pass is shuffled and cut into other batches; every
 response is 200; Σ recus = distinct ids; the bilan equals a recomputation from the corpus
-written apart from ``domain/`` (``tests.corpus.expected_bilan``).
+written apart from ``domain/`` (``tests.corpus``). Issue 3, "Done when": with MIAM's
+journal beside it, every breakdown (day, model, demande, preset, format) equals the same
+independent recomputation, days sum to clients, and conservation holds.
 """
 
 from __future__ import annotations
 
 import random
+import sqlite3
+from collections import defaultdict
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
 
 from tests.conftest import LiveServer
-from tests.corpus import batches, expected_bilan, generate
+from tests.corpus import (
+    batches,
+    expected_bilan,
+    expected_breakdowns,
+    generate,
+    journal_lines,
+    with_derived,
+)
+
+FUSEAU = "Pacific/Chatham"  # +12:45/+13:45: days differ from UTC's for many events
 
 
-def test_corpus_posted_twice_in_any_order_gives_the_independent_bilan(
-        server: LiveServer) -> None:
+def cells(groupes: dict[str, dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """The four sums and the two derived figures of every cell (drops per-model extras)."""
+    keys = ("delegations", "evites", "pilotage", "corrections", "net", "taux_reprise")
+    return {g: {c: {k: row[k] for k in keys} for c, row in clients.items()}
+            for g, clients in groupes.items()}
+
+
+def derived(expected: dict[str, dict[str, dict[str, int]]]) -> dict[str, dict[str, Any]]:
+    return {g: {c: with_derived(row) for c, row in clients.items()}
+            for g, clients in expected.items()}
+
+
+@pytest.fixture(scope="module")
+def loaded(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """A server that received the corpus twice, with the journal written half before and
+    half after the events; yields (server, corpus, journal, answers)."""
+    data = tmp_path_factory.mktemp("e2e") / "data"
+    data.mkdir()
+    server = LiveServer(data, env={"MIAM_ECONOMIES_TZ": FUSEAU})
     corpus = generate(10_000, seed=2026)
+    journal = journal_lines(corpus, seed=5)
+    half = len(journal) // 2
+    (data / "delegations.jsonl").write_text("\n".join(journal[:half]) + "\n")
+    server.start()
+    try:
+        rng = random.Random(7)
+        second = corpus[:]
+        rng.shuffle(second)
+        answers = []
+        for batch in batches(corpus, rng) + batches(second, rng):
+            response = server.post({"evenements": batch})
+            answers.append((response.status_code, response.json(), len(batch)))
+        with (data / "delegations.jsonl").open("a") as f:  # MIAM appends later lines
+            f.write("\n".join(journal[half:]) + "\n")
+        yield server, corpus, journal, answers
+    finally:
+        server.stop()
+        server.client.close()
+
+
+def test_corpus_is_realistic(loaded: Any) -> None:
+    _, corpus, _, _ = loaded
     kinds = {e["type"] for e in corpus}
     outils = {e["outil"] for e in corpus if e["type"] == "correction"}
     assert len(corpus) >= 10_000 and kinds == {"delegation", "pilotage", "correction"}
@@ -24,20 +80,83 @@ def test_corpus_posted_twice_in_any_order_gives_the_independent_bilan(
     assert {e.get("agent_id") is None for e in corpus if e["type"] == "delegation"} == {
         True, False}
 
-    rng = random.Random(7)
-    second = corpus[:]
-    rng.shuffle(second)
-    recus = doublons = 0
-    for batch in batches(corpus, rng) + batches(second, rng):
-        response = server.post({"evenements": batch})
-        assert response.status_code == 200, response.text
-        answer = response.json()
-        assert answer["recus"] + answer["doublons"] == len(batch)
-        recus += answer["recus"]
-        doublons += answer["doublons"]
 
+def test_corpus_posted_twice_in_any_order_gives_the_independent_bilan(loaded: Any) -> None:
+    server, corpus, _, answers = loaded
+    assert all(status == 200 for status, _, _ in answers)
+    assert all(a["recus"] + a["doublons"] == size for _, a, size in answers)
+    recus = sum(a["recus"] for _, a, _ in answers)
     assert recus == len({e["id"] for e in corpus})
-    assert doublons == len(corpus)
+    assert sum(a["doublons"] for _, a, _ in answers) == len(corpus)
     bilan = server.bilan()
     assert {k: bilan[k] for k in ("economies", "total")} == expected_bilan(corpus)
     assert bilan["provenance"]["evenements"] == recus
+
+
+def test_conservation_holds_against_the_store_itself(loaded: Any) -> None:
+    server, corpus, _, _ = loaded
+    bilan = server.bilan()
+    with sqlite3.connect(server.data / "economies.sqlite") as db:
+        stored = db.execute("SELECT count(*) FROM stored_events").fetchone()[0]
+    conservation = bilan["conservation"]
+    assert conservation["stockes"] == conservation["comptes"] == stored == len(corpus)
+    # The corpus has no orphan: every pilotage and correction found its delegation.
+    assert conservation["en_attente"] == 0
+
+
+def test_every_breakdown_equals_the_independent_recomputation(loaded: Any) -> None:
+    server, corpus, journal, _ = loaded
+    expected = expected_breakdowns(corpus, journal, ZoneInfo(FUSEAU))
+    for par in ("jour", "demande", "preset", "format"):
+        got = server.client.get("/economies/bilan", params={"par": par, "attendre": "1"})
+        assert got.status_code == 200
+        body = got.json()
+        assert body["par"] == par and body["provenance"]["fuseau"] == FUSEAU
+        assert cells(body["groupes"]) == derived(expected[par]), par
+    modeles = server.client.get("/economies/bilan", params={"par": "modele"}).json()["groupes"]
+    flat = {m: {c: {"tours": row["tours"], "cout": row["pilotage"], **row["usage"]}
+                for c, row in clients.items()} for m, clients in modeles.items()}
+    assert flat == expected["modele"]
+
+
+def test_days_and_demandes_add_up_to_the_clients(loaded: Any) -> None:
+    server, _, _, _ = loaded
+    bilan = server.bilan()
+    for par in ("jour", "demande", "preset"):
+        groupes = server.client.get("/economies/bilan", params={"par": par}).json()["groupes"]
+        sums: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        for clients in groupes.values():
+            for client, row in clients.items():
+                for k in ("delegations", "evites", "pilotage", "corrections"):
+                    sums[client][k] += row[k]
+        for client, figures in bilan["economies"].items():
+            assert {k: sums[client][k] for k in sums[client]} == {
+                k: figures[k] for k in ("delegations", "evites", "pilotage", "corrections")
+            }, (par, client)
+
+
+def test_the_journal_is_joined_with_its_counts(loaded: Any) -> None:
+    server, _, journal, _ = loaded
+    counts = server.bilan()["provenance"]["journal"]
+    malformed = sum(1 for line in journal if line.startswith("{not"))
+    without_id = sum(1 for line in journal if '"demande_id"' not in line) - malformed
+    assert counts["malformees"] == malformed > 0
+    assert counts["sans_demande"] == without_id > 0
+    assert counts["lignes"] == len(journal) - malformed - without_id
+
+
+def test_one_demande_reads_like_its_recomputation(loaded: Any) -> None:
+    server, corpus, journal, _ = loaded
+    expected = expected_breakdowns(corpus, journal, ZoneInfo(FUSEAU))["demande"]
+    for demande_id in random.Random(3).sample(sorted(expected), 25):
+        (client, row), = expected[demande_id].items()
+        got = server.client.get(f"/economies/demandes/{demande_id}").json()
+        assert got["client"] == client
+        assert got["delegation"] is not None
+        assert got["evites"] == row["evites"]
+        assert got["pilotage"]["part"] == row["pilotage"]
+        assert got["corrections"]["cout"] == row["corrections"]
+        assert sum(o["cout"] for o in got["corrections"]["par_outil"].values()) == \
+            row["corrections"]
+        assert (got["net"], got["taux_reprise"]) == (
+            with_derived(row)["net"], with_derived(row)["taux_reprise"])

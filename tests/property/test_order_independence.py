@@ -1,4 +1,5 @@
-"""Order tolerance is a law: any arrival order, any batching and any re-sends give one bilan.
+"""Order tolerance is a law: any arrival order, any batching, any re-sends, and journal lines
+appended at any moment give one state of every projection.
 
 SPEC, "The bilan": "for any multiset of valid events, every arrival order and any number
 of re-sends give the same projection state." Each example appends to fresh SQLite files
@@ -7,6 +8,7 @@ through the real store and folds through the real projection.
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -23,13 +25,18 @@ from tests.corpus import expected_bilan
 CLIENTS = st.sampled_from(["claude-code", "claude-code-ci", "autre"])
 DEMANDES = st.sampled_from([f"dem-{i}" for i in range(6)])
 COUNTER = st.integers(min_value=0, max_value=2**40)
+DATES = st.sampled_from([  # the first two are one instant; the rest cross midnights
+    "2026-10-30T23:30:00.000Z", "2026-10-31T01:30:00+02:00", "2026-10-31T00:30:00Z",
+    "2026-10-30T12:00:00.123456789-11:00", "2026-03-29T01:30:00Z",
+])
+MODELES = st.sampled_from(["claude-haiku-5-5", "claude-sonnet-5"])
+BREAKDOWNS = ("client", "jour", "modele", "demande", "preset")
 
 
 @st.composite
 def event(draw: st.DrawFn, n: int) -> dict[str, Any]:
     """One valid event of any type; ``n`` makes its id unique."""
-    common = {"schema": 1, "date": "2026-10-30T09:12:04.512Z", "client": draw(CLIENTS),
-              "session_id": "s"}
+    common = {"schema": 1, "date": draw(DATES), "client": draw(CLIENTS), "session_id": "s"}
     kind = draw(st.sampled_from(["delegation", "pilotage", "correction"]))
     if kind == "delegation":
         agent = draw(st.none() | st.just("a1"))
@@ -44,7 +51,7 @@ def event(draw: st.DrawFn, n: int) -> dict[str, Any]:
                                             "cache_creation_input_tokens")}
         return {**common, "type": kind, "id": f"p{n}", "agent_id": "a1", "turn_id": str(n),
                 "demande_ids": draw(st.lists(DEMANDES, min_size=1, max_size=3)),
-                "modele": "claude-haiku-5-5", "usage": usage, "cout": draw(COUNTER)}
+                "modele": draw(MODELES), "usage": usage, "cout": draw(COUNTER)}
     lus, ecrits = draw(COUNTER), draw(COUNTER)
     return {**common, "type": kind, "id": f"c{n}", "demande_id": draw(DEMANDES),
             "outil": draw(st.sampled_from(["Read", "Edit", "Write", "NotebookEdit", "Bash"])),
@@ -52,41 +59,61 @@ def event(draw: st.DrawFn, n: int) -> dict[str, Any]:
             "cout": lus + ecrits}
 
 
+Arrival = tuple[str, Any]  # ("batch", [events]) or ("journal", line)
+
+
 @st.composite
-def arrivals(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]:
-    """A set of distinct events, and one way they may arrive: shuffled, re-sent, batched."""
+def arrivals(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[str], list[Arrival]]:
+    """Distinct events and journal lines, and one way they may arrive: events shuffled,
+    re-sent and batched, journal lines appended at any moment in between."""
     size = draw(st.integers(min_value=1, max_value=30))
     events = [draw(event(n)) for n in range(size)]
+    journal = [json.dumps({"demande_id": d, "preset": draw(st.sampled_from(["a", "b"]))})
+               for d in draw(st.lists(DEMANDES, unique=True, max_size=4))]
     resent = draw(st.lists(st.sampled_from(events), max_size=size))
     stream = draw(st.permutations(events + resent))
     cuts = sorted(draw(st.lists(st.integers(1, len(stream) - 1), max_size=6, unique=True))
                   if len(stream) > 1 else [])
     bounds = [0, *cuts, len(stream)]
-    return events, [stream[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+    plan: list[Arrival] = [("batch", stream[a:b])
+                           for a, b in zip(bounds, bounds[1:], strict=False)]
+    for line in journal:
+        plan.insert(draw(st.integers(0, len(plan))), ("journal", line))
+    return events, journal, plan
 
 
-def fold(batches: list[list[dict[str, Any]]]) -> tuple[dict[str, Any], int]:
-    """Append ``batches`` in order to a fresh store, fold, and return the bilan and Σ recus."""
+def fold(plan: list[Arrival]) -> tuple[dict[str, Any], int]:
+    """Play ``plan`` against a fresh store and view; return every breakdown, every demande
+    and the conservation figures, and Σ recus."""
     with tempfile.TemporaryDirectory() as tmp:
         recus = 0
-        settings_ = Settings(data=Path(tmp) / "data", token=TOKEN)
+        settings_ = Settings(data=Path(tmp) / "data", token=TOKEN, fuseau="Europe/Paris")
         with open_services(settings_, run_projections=False) as services:
-            for batch in batches:
-                recus += services.store.append(validate_batch({"evenements": batch})).recus
-                if len(batch) % 2:  # fold at arbitrary moments, not only at the end
+            for kind, item in plan:
+                if kind == "journal":
+                    with settings_.journal_path.open("a") as f:
+                        f.write(item + "\n")
+                else:
+                    recus += services.store.append(validate_batch({"evenements": item})).recus
+                if len(item) % 2:  # fold at arbitrary moments, not only at the end
                     services.runner.catch_up()
             services.runner.catch_up()
+            state = {par: services.bilan(par)["groupes"] for par in BREAKDOWNS}
             bilan = services.bilan()
-    return {k: bilan[k] for k in ("economies", "total")}, recus
+            state["economies"], state["total"] = bilan["economies"], bilan["total"]
+            state["conservation"] = bilan["conservation"]
+            state["demandes"] = {d: services.demande(d) for d in state["demande"]}
+    return state, recus
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(arrivals())
-def test_bilan_is_independent_of_arrival_order_and_resends(
-        case: tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]) -> None:
-    events, batches = case
-    canonical, _ = fold([events])
-    shuffled, recus = fold(batches)
+def test_every_projection_is_independent_of_arrival_order_and_resends(
+        case: tuple[list[dict[str, Any]], list[str], list[Arrival]]) -> None:
+    events, journal, plan = case
+    canonical, _ = fold([("journal", line) for line in journal] + [("batch", events)])
+    shuffled, recus = fold(plan)
     assert shuffled == canonical
-    assert shuffled == expected_bilan(events)
-    assert recus == len(events)
+    assert {k: shuffled[k] for k in ("economies", "total")} == expected_bilan(events)
+    assert shuffled["conservation"]["stockes"] == shuffled["conservation"]["comptes"] \
+        == len(events) == recus

@@ -1,0 +1,176 @@
+"""Breakdowns, demandes, the journal join, zones and MIAM's read function (issue 3)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from api.miam import net_du_jour, read_bilan
+from api.services import Services, open_services
+from api.settings import Settings
+from domain.validation import validate_batch
+from projections.bilan import ZoneMismatch
+from tests.conftest import EXAMPLE_BATCH, EXAMPLE_CORRECTION, TOKEN, LiveServer
+
+DELEGATION, PILOTAGE = EXAMPLE_BATCH["evenements"]
+DEMANDE = DELEGATION["demande_id"]
+SCRIPT = Path(sys.executable).with_name("miam-economies")
+
+
+def append(services: Services, *events: dict[str, Any]) -> None:
+    services.store.append(validate_batch({"evenements": list(events)}))
+    services.runner.catch_up()
+
+
+def test_pilotage_and_correction_wait_for_their_delegation(services: Services) -> None:
+    append(services, PILOTAGE, EXAMPLE_CORRECTION)
+    parked = services.bilan()
+    assert parked["conservation"] == {"stockes": 2, "comptes": 2, "en_attente": 2}
+    waiting = services.demande(DEMANDE)
+    assert waiting is not None and waiting["delegation"] is None
+    assert (waiting["pilotage"]["part"], waiting["net"], waiting["taux_reprise"]) == (
+        2000, -2490, None)
+
+    append(services, DELEGATION)
+    assert services.bilan()["conservation"] == {"stockes": 3, "comptes": 3, "en_attente": 0}
+    joined = services.demande(DEMANDE)
+    assert joined is not None
+    assert joined["delegation"]["agent_id"] == "a1"
+    assert joined["delegation"]["estimation"]["evites"] == 4900
+    assert (joined["evites"], joined["net"], joined["taux_reprise"]) == (4900, 2410, 0.1)
+    assert joined["corrections"] == {"cout": 490, "nombre": 1,
+                                     "par_outil": {"Edit": {"cout": 490, "nombre": 1}}}
+
+
+def test_a_pilotage_is_split_over_its_demandes_in_exact_integers(services: Services) -> None:
+    pilotage = {**PILOTAGE, "demande_ids": ["dem-c", "dem-a", "dem-b"], "cout": 1000}
+    append(services, pilotage)
+    parts = {d: services.demande(d)["pilotage"]["part"]  # type: ignore[index]
+             for d in ("dem-a", "dem-b", "dem-c")}
+    assert parts == {"dem-a": 334, "dem-b": 333, "dem-c": 333}
+    assert services.bilan()["economies"]["claude-code"]["pilotage"] == sum(parts.values())
+
+
+def test_days_are_cut_in_the_configured_zone(tmp_path: Path) -> None:
+    late = {**DELEGATION, "date": "2026-10-30T23:30:00.000Z"}
+    same_instant = {**PILOTAGE, "date": "2026-10-31T00:30:00.000+01:00"}
+    settings = Settings(data=tmp_path / "data", token=TOKEN, fuseau="Europe/Paris")
+    with open_services(settings, run_projections=False) as services:
+        append(services, late, same_instant)
+        groupes = services.bilan("jour")["groupes"]
+        assert list(groupes) == ["2026-10-31"]  # 00:30 in Paris: the next day
+        assert services.bilan("jour", depuis="2026-10-30", jusqu_au="2026-10-30")[
+            "groupes"] == {}
+    with pytest.raises(ZoneMismatch), \
+            open_services(Settings(data=settings.data, token=TOKEN, fuseau="UTC")):
+        pass
+    with open_services(Settings(data=settings.data, token=TOKEN)) as unset:
+        assert unset.bilan()["provenance"]["fuseau"] == "Europe/Paris"
+
+
+def test_models_count_turns_usage_and_cout(services: Services) -> None:
+    second = {**PILOTAGE, "id": "p2", "turn_id": "t2", "cout": 10,
+              "usage": {**PILOTAGE["usage"], "input_tokens": 5}}
+    append(services, PILOTAGE, second)
+    cell = services.bilan("modele")["groupes"]["claude-haiku-5-5"]["claude-code"]
+    assert cell["tours"] == 2
+    assert (cell["pilotage"], cell["net"], cell["delegations"]) == (2010, -2010, 0)
+    assert cell["usage"] == {"input_tokens": 805, "output_tokens": 400,
+                             "cache_read_input_tokens": 20000,
+                             "cache_creation_input_tokens": 0}
+
+
+def test_journal_fields_group_the_demandes_whenever_lines_arrive(services: Services) -> None:
+    other = {**DELEGATION, "id": "claude-code:dem-2", "demande_id": "dem-2"}
+    append(services, DELEGATION, other, PILOTAGE)
+    journal = services.settings.journal_path
+    journal.write_text(json.dumps({"demande_id": DEMANDE, "preset": "rapide", "n": 2}) + "\n"
+                       + "{broken\n" + json.dumps({"preset": "sans id"}) + "\n")
+    services.runner.catch_up()
+    groupes = services.bilan("preset")["groupes"]
+    assert groupes["rapide"]["claude-code"]["net"] == 2900
+    assert groupes["(inconnu)"]["claude-code"]["evites"] == 4900  # dem-2, not in the journal
+    assert services.bilan("n")["groupes"]["2"]["claude-code"]["delegations"] == 1
+    with journal.open("a") as f:  # appended later, and a second line for DEMANDE: ignored
+        f.write(json.dumps({"demande_id": "dem-2", "preset": "precis"}) + "\n")
+        f.write(json.dumps({"demande_id": DEMANDE, "preset": "autre"}) + "\n")
+        f.write('{"demande_id": "dem-3", "preset": "partial line still being wri')
+    services.runner.catch_up()
+    bilan = services.bilan("preset")
+    assert set(bilan["groupes"]) == {"rapide", "precis"}
+    assert bilan["provenance"]["journal"] == {"lignes": 3, "malformees": 1, "sans_demande": 1}
+
+
+def test_a_journal_field_named_like_a_breakdown_is_reachable_with_a_prefix(
+        services: Services) -> None:
+    append(services, DELEGATION)
+    services.settings.journal_path.write_text(
+        json.dumps({"demande_id": DEMANDE, "modele": "qwen-local"}) + "\n")
+    services.runner.catch_up()
+    assert list(services.bilan("journal.modele")["groupes"]) == ["qwen-local"]
+    assert services.bilan("modele")["groupes"] == {}  # pilotage models: none yet
+
+
+def test_demandes_endpoint_and_breakdowns_over_http(server: LiveServer) -> None:
+    server.post(EXAMPLE_BATCH)
+    found = server.client.get(f"/economies/demandes/{DEMANDE}", params={"attendre": "1"})
+    assert found.status_code == 200 and found.json()["net"] == 2900
+    missing = server.client.get("/economies/demandes/dem-never")
+    assert missing.status_code == 404 and missing.json()["ok"] is False
+    day = server.client.get("/economies/bilan", params={"par": "jour", "attendre": "1",
+                                                        "depuis": "2026-10-30",
+                                                        "jusqu_au": "2026-10-30"})
+    assert day.json()["par"] == "jour" and list(day.json()["groupes"]) == ["2026-10-30"]
+    for bad in ("2026-13-01", "30/10/2026", ""):
+        refused = server.client.get("/economies/bilan", params={"par": "jour", "depuis": bad})
+        assert refused.status_code == 400
+
+
+def test_serve_refuses_a_zone_other_than_the_projections(tmp_path: Path) -> None:
+    settings = Settings(data=tmp_path / "data", token=TOKEN, fuseau="Asia/Tokyo")
+    with open_services(settings, run_projections=False):
+        pass
+    done = subprocess.run([str(SCRIPT), "serve", "--data", str(settings.data), "--fuseau",
+                           "UTC", "--port", "1"], capture_output=True, text=True,
+                          env={"MIAM_ECONOMIES_TOKEN": TOKEN, "PATH": ""}, timeout=30)
+    assert done.returncode != 0
+    assert "Asia/Tokyo" in done.stderr
+
+
+def test_the_cli_prints_a_breakdown(server: LiveServer) -> None:
+    server.post(EXAMPLE_BATCH)
+    server.bilan()
+    out = subprocess.run([str(SCRIPT), "bilan", "--data", str(server.data), "--par", "modele"],
+                         check=True, capture_output=True, text=True).stdout
+    assert "claude-haiku-5-5" in out and "-2,000" in out
+    as_json = json.loads(subprocess.run(
+        [str(SCRIPT), "bilan", "--data", str(server.data), "--par", "jour", "--json"],
+        check=True, capture_output=True, text=True).stdout)
+    assert as_json["groupes"]["2026-10-30"]["claude-code"]["net"] == 2900
+    bad = subprocess.run([str(SCRIPT), "bilan", "--data", str(server.data), "--par", "jour",
+                          "--depuis", "hier"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "--depuis" in bad.stderr
+
+
+def test_miam_reads_the_bilan_and_todays_net_without_a_server(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    assert read_bilan(data)["economies"] == {}
+    assert not data.exists()
+    today = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    batch = copy.deepcopy(EXAMPLE_BATCH)
+    for e in batch["evenements"]:
+        e["date"] = today
+    with open_services(Settings(data=data, token=TOKEN, fuseau="UTC"),
+                       run_projections=False) as services:
+        services.store.append(validate_batch(batch))  # stored, not folded yet
+    assert read_bilan(data)["economies"]["claude-code"]["net"] == 2900
+    assert read_bilan(data, par="jour")["groupes"][today[:10]]["claude-code"]["net"] == 2900
+    assert net_du_jour("claude-code", data) == 2900
+    assert net_du_jour("someone-else", data) == 0
