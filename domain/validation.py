@@ -154,9 +154,12 @@ def _iso_date(value: Any) -> str | None:
         digits = len(rest) - len(rest.lstrip("0123456789"))
         value = f"{head}.{rest[:min(digits, 6)].ljust(6, '0')}{rest[digits:]}"
     try:
-        datetime.fromisoformat(value.replace("Z", "+00:00"))
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError as exc:
         return f"is not a valid date-time: {exc}"
+    if not 1 < moment.year < 9999:
+        # Days are cut in any zone: years 1 and 9999 could leave datetime's range there.
+        return "year must be between 0002 and 9998"
     return None
 
 

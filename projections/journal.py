@@ -16,6 +16,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from domain.strict_json import NotStrictJson, loads_strict
 from projections.view import BilanView, JournalLine
 
 log = logging.getLogger(__name__)
@@ -25,15 +26,16 @@ READ_LIMIT = 4 * 1024 * 1024
 
 
 def parse_line(raw: bytes) -> JournalLine | None:
-    """One journal line, or None when it is malformed (not UTF-8 JSON of an object).
+    """One journal line, or None when it is malformed (not strict UTF-8 JSON of an object,
+    as ``domain.strict_json`` defines it).
 
     A line without a string ``demande_id`` gives ``JournalLine("", {})``: usable, counted
     apart. ``valeurs`` keeps the scalar fields but ``demande_id``: strings as they are,
     numbers and booleans as JSON text; nulls, lists and objects are left out.
     """
     try:
-        obj: Any = json.loads(raw)
-    except (ValueError, RecursionError):
+        obj: Any = loads_strict(raw)
+    except NotStrictJson:
         return None
     if not isinstance(obj, dict):
         return None

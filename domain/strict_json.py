@@ -1,0 +1,88 @@
+"""Strict JSON decoding (pure): what the wire contract and MIAM's journal accept.
+
+The contract (SPEC, "Wire contract") refuses a body that is not UTF-8, holds NaN or
+Infinity, or repeats a key in one object. Python's ``json`` accepts all three, and also lone
+surrogate escapes (``"\\ud800"``), which no UTF-8 text can hold, so an event holding one
+could not be stored as received.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+
+class NotStrictJson(ValueError):
+    """The bytes are not strict JSON; the message says why, fit for a 400 body."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise NotStrictJson(f"{name} is not JSON")
+
+
+def _refuse_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in obj:
+            raise NotStrictJson(f"repeated key {key!r} in one JSON object")
+        obj[key] = value
+    return obj
+
+
+def _refuse_non_finite(literal: str) -> float:
+    value = float(literal)
+    if not math.isfinite(value):  # 1e400 overflows to inf: Infinity in disguise
+        raise NotStrictJson(f"number {literal[:40]} is out of range")
+    return value
+
+
+def _refuse_lone_surrogates(document: Any) -> None:
+    # A "\ud800" escape decodes to a lone surrogate, which no UTF-8 text can hold: the
+    # event could not be stored as received. Iterative: nesting depth is not bounded here.
+    stack = [document]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            strings = [item]
+        elif isinstance(item, dict):
+            strings = list(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+            continue
+        else:
+            continue
+        for text in strings:
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                raise NotStrictJson("a string holds a lone UTF-16 surrogate escape") from None
+
+
+def loads_strict(body: bytes) -> Any:
+    """Decode ``body`` as strict JSON: UTF-8 without BOM, no NaN/Infinity (nor a number
+    that overflows to it), no repeated key, no lone surrogate escape (``\\ud800``).
+
+    Raises ``NotStrictJson`` saying why. Deep nesting and integer literals past Python's
+    digit limit are refused too, never a crash.
+    """
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise NotStrictJson(f"the text is not UTF-8: {exc.reason} at byte {exc.start}") from None
+    try:
+        document = json.loads(text, parse_constant=_refuse_constant,
+                              parse_float=_refuse_non_finite,
+                              object_pairs_hook=_refuse_repeated_keys)
+    except NotStrictJson:
+        raise
+    except json.JSONDecodeError as exc:
+        raise NotStrictJson(f"the text is not JSON: {exc}") from None
+    except RecursionError:
+        raise NotStrictJson("the text is nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer literal past sys.get_int_max_str_digits()
+        raise NotStrictJson(f"the text is not acceptable JSON: {exc}") from None
+    if "\\u" in text:  # only escapes can produce a lone surrogate: skip the walk otherwise
+        _refuse_lone_surrogates(document)
+    return document
