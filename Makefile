@@ -25,6 +25,7 @@ test: $(STAMP)
 # Benchmarks are never timed tests: they print figures as ratios against a reference.
 bench: $(STAMP)
 	$(BIN)/python -m bench.ingest
+	$(BIN)/python -m bench.read
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
