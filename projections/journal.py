@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from domain.strict_json import NotStrictJson, loads_strict
 from projections.view import BilanView, JournalLine
@@ -82,6 +82,15 @@ class JournalFollower:
         """``{"lignes", "malformees", "sans_demande"}`` joined or skipped so far."""
         return self.view.journal_counts(self.key)
 
+    @staticmethod
+    def _skip_line(f: BinaryIO) -> int | None:
+        """Offset just past the next newline from ``f``'s position, or None if none yet."""
+        while block := f.read(READ_LIMIT):
+            newline = block.find(b"\n")
+            if newline >= 0:
+                return f.tell() - len(block) + newline + 1
+        return None
+
     def follow(self) -> int:
         """Join what was appended; return the lines read (0 when nothing new).
 
@@ -100,7 +109,13 @@ class JournalFollower:
         with self.path.open("rb") as f:
             f.seek(start)
             chunk = f.read(READ_LIMIT)
-        end = chunk.rfind(b"\n") + 1  # only complete lines: MIAM may be mid-write
+            end = chunk.rfind(b"\n") + 1  # only complete lines: MIAM may be mid-write
+            if end == 0 and len(chunk) == READ_LIMIT:
+                # One line longer than READ_LIMIT: not a journal entry; skip past it.
+                skipped = self._skip_line(f)
+                if skipped is not None:
+                    self.view.fold_journal(self.key, offset, skipped, [], 1)
+                    return 1
         if end == 0:
             if start != offset:  # shrank to a single partial line: restart from 0
                 self.view.fold_journal(self.key, offset, 0, [], 0)

@@ -174,3 +174,18 @@ def test_miam_reads_the_bilan_and_todays_net_without_a_server(tmp_path: Path) ->
     assert read_bilan(data, par="jour")["groupes"][today[:10]]["claude-code"]["net"] == 2900
     assert net_du_jour("claude-code", data) == 2900
     assert net_du_jour("someone-else", data) == 0
+
+
+def test_a_journal_line_longer_than_the_read_limit_is_skipped_not_stuck(
+        services: Services, monkeypatch: pytest.MonkeyPatch) -> None:
+    import projections.journal
+
+    monkeypatch.setattr(projections.journal, "READ_LIMIT", 64)  # a small limit, same logic
+    append(services, DELEGATION)
+    services.settings.journal_path.write_text(
+        json.dumps({"demande_id": "dem-x", "blob": "y" * 500}) + "\n"
+        + json.dumps({"demande_id": DEMANDE, "preset": "rapide"}) + "\n")
+    services.runner.catch_up()
+    bilan = services.bilan("preset")
+    assert list(bilan["groupes"]) == ["rapide"]
+    assert bilan["provenance"]["journal"] == {"lignes": 1, "malformees": 1, "sans_demande": 0}
