@@ -1,4 +1,5 @@
-"""HTTP: ``POST /economies``, ``GET /economies/bilan``, ``GET /healthz`` (SPEC, "Interfaces").
+"""HTTP: ``POST /economies``, ``GET /economies/bilan``, ``GET /economies/demandes/{id}``,
+``GET /healthz`` (SPEC, "Interfaces").
 
 The ingestion handler validates, appends and acknowledges, nothing else: projection work
 happens in the runner. The error policy is one mapping, ``EXCEPTION_HANDLERS``; an
@@ -66,16 +67,23 @@ async def get_bilan(request: Request) -> JSONResponse:
                 bounds[name] = check_day(query[name])
             except ValueError as exc:
                 return _error(400, f"{name}: {exc}")
-    await _maybe_wait(request, services)
-    bilan = await run_in_threadpool(services.bilan, query.get("par") or None, **bounds)
+    par = query.get("par") or None
+    if bounds and par != "jour":
+        return _error(400, "depuis and jusqu_au bound days: use them with par=jour")
+    waited = await _maybe_wait(request, services)
+    bilan = await run_in_threadpool(services.bilan, par, **bounds)
+    if waited is False:
+        bilan["provenance"]["attente_expiree"] = True
     return JSONResponse(bilan)
 
 
-async def _maybe_wait(request: Request, services: Services) -> None:
-    # ?attendre=1: read your own writes (bounded by attendre_max; SPEC, "Interfaces").
-    if request.query_params.get("attendre") == "1":
-        head = await run_in_threadpool(services.store.head)
-        await services.runner.wait_for(head, services.settings.attendre_max)
+async def _maybe_wait(request: Request, services: Services) -> bool | None:
+    # ?attendre=1: read your own writes, bounded by attendre_max (SPEC, "Interfaces").
+    # None: not asked; False: the wait expired before the projection caught up.
+    if request.query_params.get("attendre") != "1":
+        return None
+    head = await run_in_threadpool(services.store.head)
+    return await services.runner.wait_for(head, services.settings.attendre_max)
 
 
 async def get_demande(request: Request) -> JSONResponse:

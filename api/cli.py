@@ -28,7 +28,7 @@ from api.settings import (
     resolve_token,
 )
 from domain.bilan import check_day
-from projections.bilan import ZoneMismatch
+from projections.view import ProjectionMismatch
 
 data_option = click.option(
     "--data", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_DATA,
@@ -83,7 +83,7 @@ def serve(data: Path, fuseau: str | None, journal: Path | None, host: str, port:
     try:  # fail before serving, with a message, rather than in the lifespan
         with open_services(settings, run_projections=False):
             pass
-    except (ZoneMismatch, ZoneInfoNotFoundError) as exc:
+    except (ProjectionMismatch, ZoneInfoNotFoundError) as exc:
         raise click.ClickException(str(exc)) from None
     uvicorn.run(create_app(settings), host=host, port=port, log_level="info",
                 timeout_keep_alive=5)
@@ -120,7 +120,7 @@ def bilan(data: Path, fuseau: str | None, journal: Path | None, par: str | None,
     try:
         result = read_bilan(data, par=par, depuis=depuis, jusqu_au=jusqu_au, fuseau=fuseau,
                             journal=journal)
-    except (ZoneMismatch, ZoneInfoNotFoundError) as exc:
+    except (ProjectionMismatch, ZoneInfoNotFoundError) as exc:
         raise click.ClickException(str(exc)) from None
     if as_json:
         json.dump(result, sys.stdout, ensure_ascii=False, indent=2)

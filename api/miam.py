@@ -33,7 +33,7 @@ def read_bilan(data: Path | str = DEFAULT_DATA, *, par: str | None = None,
     snapshot as it stands.
 
     A directory without a store gives the empty bilan and creates nothing. Raises
-    ``ZoneInfoNotFoundError`` for an unknown zone, ``projections.bilan.ZoneMismatch`` when
+    ``ZoneInfoNotFoundError`` for an unknown zone, ``projections.view.ProjectionMismatch`` when
     the view was built in another zone, ``PersistenceError`` when a database fails.
     """
     settings = Settings(data=Path(data), token="", fuseau=fuseau,
@@ -41,10 +41,9 @@ def read_bilan(data: Path | str = DEFAULT_DATA, *, par: str | None = None,
     if not settings.store_path.exists():
         zone = fuseau or machine_fuseau()
         ZoneInfo(zone)  # the same error for a bad zone, store or not
-        bilan = BilanSnapshot(V1.name, 0, 0, {}).as_dict(0, iso_utc(datetime.now(UTC)), zone)
-        if par is not None:
-            bilan.update(par=par, groupes={})
-        return bilan
+        empty = BilanSnapshot(V1.name, 0, 0, {}, fuseau=zone, par=par,
+                              groupes=None if par is None else {})
+        return empty.as_dict(0, 0, iso_utc(datetime.now(UTC)))
     with open_services(settings, run_projections=False) as services:
         if catch_up:
             services.runner.catch_up()

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -20,10 +21,11 @@ from api.settings import Settings, machine_fuseau
 from api.store import EventStore, iso_utc, sqlite_env
 from domain.bilan import check_day
 from domain.formulas import V1
-from projections.bilan import BilanProjection, ZoneMismatch
+from projections.bilan import BilanProjection
 from projections.journal import JournalFollower
 from projections.runner import CatchUpRunner
 from projections.sqlite_view import SQLiteBilanView
+from projections.view import ProjectionMismatch, ProjectionSettings
 
 log = logging.getLogger(__name__)
 
@@ -48,20 +50,19 @@ class Services:
         ``jusqu_au`` (``YYYY-MM-DD``, inclusive) bound the days of ``par=jour``.
         ``provenance`` says which formula, zone and position the figures stand for, and
         the store's head when read. Raises ``PersistenceError`` if a database cannot be
-        read, and ``ValueError`` for a bound that is not a ``YYYY-MM-DD`` day.
+        read, and ``ValueError`` for a bound that is not a ``YYYY-MM-DD`` day or bounds
+        without ``par="jour"``.
         """
         for bound in (depuis, jusqu_au):
             if bound is not None:
                 check_day(bound)
-        projection = self.projection
-        bilan = projection.snapshot().as_dict(
-            self.store.head(), iso_utc(datetime.now(UTC)), str(projection.zone))
+        if (depuis or jusqu_au) and par != "jour":
+            raise ValueError("depuis and jusqu_au bound days: they need par=jour")
+        snapshot = self.projection.snapshot(par, depuis, jusqu_au)
+        bilan = snapshot.as_dict(self.store.head(), self.store.count_up_to(snapshot.position),
+                                 iso_utc(datetime.now(UTC)))
         if self.runner.journal is not None:
-            bilan["provenance"]["journal"] = self.runner.journal.counts()
-        if par is not None:
-            bilan["par"] = par
-            bilan["groupes"] = projection.view.groupes(
-                projection.tracking_name, par, depuis, jusqu_au)
+            bilan["provenance"]["journal"] = self.runner.journal.state()
         return bilan
 
     def demande(self, demande_id: str) -> dict[str, Any] | None:
@@ -77,6 +78,43 @@ class Services:
         return first
 
 
+def _projection_settings(view: SQLiteBilanView, name: str,
+                         settings: Settings) -> ProjectionSettings:
+    """The zone and journal projection ``name`` is built with (ADR-0008).
+
+    The first opening records them (the asked ones, else the machine's zone and
+    ``DIR/delegations.jsonl``); later openings follow them when unset. An explicit setting
+    that differs from a recorded explicit one raises ``ProjectionMismatch``; one that
+    differs from a recorded default rebuilds the projection (logged): nobody chose the old.
+    """
+    wanted = ProjectionSettings(
+        fuseau=settings.fuseau or machine_fuseau(),
+        journal=str(settings.journal_path.resolve()),
+        fuseau_explicite=settings.fuseau is not None,
+        journal_explicite=settings.journal is not None,
+    )
+    recorded = view.record_settings(name, wanted)
+    asked = (("fuseau", wanted.fuseau, recorded.fuseau, wanted.fuseau_explicite,
+              recorded.fuseau_explicite),
+             ("journal", wanted.journal, recorded.journal, wanted.journal_explicite,
+              recorded.journal_explicite))
+    conflicts = [(what, new, old, old_explicit)
+                 for what, new, old, explicit, old_explicit in asked
+                 if explicit and new != old]
+    for what, new, old, old_explicit in conflicts:
+        if old_explicit:
+            raise ProjectionMismatch(
+                f"the projection was built with {what} {old}, not {new}: pass {old} (or "
+                f"leave it unset), or rebuild the projection with {new} by deleting "
+                "projections.sqlite while the server is stopped")
+    if conflicts:
+        log.warning("projection %s: rebuilding it with %s (was built with defaults)",
+                    name, ", ".join(f"{what} {new}" for what, new, _, _ in conflicts))
+        view.reset(name)
+        recorded = view.record_settings(name, wanted)
+    return recorded
+
+
 @contextmanager
 def open_services(settings: Settings, *, run_projections: bool = True) -> Iterator[Services]:
     """Open the store and the view under ``settings.data``; close them on exit.
@@ -84,9 +122,9 @@ def open_services(settings: Settings, *, run_projections: bool = True) -> Iterat
     With ``run_projections`` the runner follows the log (and MIAM's journal) in a
     background thread, woken by every append of this process (ADR-0004); without, callers
     run ``runner.catch_up()``. Raises ``OSError`` when the data directory cannot be
-    created, ``ZoneInfoNotFoundError`` for an unknown ``fuseau``, ``ZoneMismatch`` when the
-    view was built in another zone, and the library's ``PersistenceError`` when a database
-    cannot be opened.
+    created, ``ZoneInfoNotFoundError`` for an unknown ``fuseau``, ``ProjectionMismatch``
+    when the view was built with another explicit zone or journal (ADR-0008), and the
+    library's ``PersistenceError`` when a database cannot be opened.
     """
     if settings.fuseau is not None:
         ZoneInfo(settings.fuseau)  # an unknown zone fails before anything is created
@@ -103,19 +141,11 @@ def open_services(settings: Settings, *, run_projections: bool = True) -> Iterat
             # figures describe events that are not there. It is derived data: rebuild it.
             log.warning("projection %s is past the store's head: rebuilding it", name)
             view.reset(name)
-        # The first process to open a projection fixes its zone; the others follow it
-        # unless told another zone explicitly, which is refused.
-        fuseau = view.record_fuseau(name, settings.fuseau or machine_fuseau())
-        if settings.fuseau not in (None, fuseau):
-            raise ZoneMismatch(
-                f"the projection's days are cut in {fuseau}, not {settings.fuseau}: use "
-                f"--fuseau {fuseau} (or leave it unset), or rebuild the projection in "
-                f"{settings.fuseau} by deleting projections.sqlite while the server is "
-                "stopped")
-        settings = replace(settings, fuseau=fuseau)
-        projection = BilanProjection(view, ZoneInfo(fuseau), V1)
+        recorded = _projection_settings(view, name, settings)
+        settings = replace(settings, fuseau=recorded.fuseau, journal=Path(recorded.journal))
+        projection = BilanProjection(view, ZoneInfo(recorded.fuseau), V1)
         runner = CatchUpRunner(store.recorder, store.mapper, projection,
-                               journal=JournalFollower(view, settings.journal_path),
+                               journal=JournalFollower(view, Path(recorded.journal)),
                                poll_interval=settings.poll_interval)
         store.on_append(runner.wake)
         if run_projections:

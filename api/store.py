@@ -136,6 +136,15 @@ class EventStore(Application[UUID]):
         """The store's last notification id (0 when empty). Raises ``PersistenceError``."""
         return self.recorder.max_notification_id() or 0
 
+    def count_up_to(self, position: int) -> int:
+        """Events stored with a notification id up to ``position``, counted by the store.
+
+        On SQLite notification ids are the table's rowids, assigned max + 1 under the
+        write lock, never reused once committed and never deleted here: ids 1..head are
+        dense, so the count is ``min(position, head)`` without a scan (ADR-0008).
+        """
+        return min(position, self.head())
+
     def _stored(self, ids: list[UUID]) -> set[UUID]:
         """Those of ``ids`` that already have a stream: one query per batch."""
         if not ids:

@@ -23,13 +23,6 @@ from projections.delta import PageDelta
 from projections.view import BilanSnapshot, BilanView
 
 
-class ZoneMismatch(Exception):
-    """The view's days were cut in another time zone than the one configured.
-
-    Changing the zone is a rebuild, never a silent re-bucketing (issue 3).
-    """
-
-
 class BilanProjection(Projection[BilanView]):
     """Folds stored events into the view under ``formule`` (default ``v1``), cutting days
     in ``zone``. ``tracking_name`` (``bilan:<formule>``) names its position and rows.
@@ -66,9 +59,12 @@ class BilanProjection(Projection[BilanView]):
             delta.add(stored.evenement())
         self.view.fold(Tracking(self.tracking_name, last_id), delta, previous)
 
-    def snapshot(self) -> BilanSnapshot:
-        """The view's headline figures for this projection."""
-        return self.view.snapshot(self.tracking_name, self.formule.name)
+    def snapshot(self, par: str | None = None, depuis: str | None = None,
+                 jusqu_au: str | None = None) -> BilanSnapshot:
+        """The view's figures for this projection, with breakdown ``par`` if asked, in one
+        read (see ``BilanView.snapshot``)."""
+        return self.view.snapshot(self.tracking_name, self.formule.name, par, depuis,
+                                  jusqu_au)
 
     def position(self) -> int:
         """Last notification id folded in by this projection (0 before any)."""

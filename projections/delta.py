@@ -64,14 +64,17 @@ class DelegationVue:
 @dataclass
 class DemandeDelta:
     """What a page adds to one (client, demande): figures (``pilotage`` is its share, tokens),
-    the number of pilotages covering it, corrections per ``outil`` as (cout, nombre), and
-    its delegation if one is in the page."""
+    the number of pilotage parts it gets, corrections per ``outil`` as (cout, nombre), its
+    delegation if one is in the page, and ``liens``: the ids of the pilotages and
+    corrections that reach it (the conservation's ``en_attente`` counts those whose
+    delegation is missing)."""
 
     figures: Figures = Figures()
     pilotages: int = 0
     corrections_nombre: int = 0
     par_outil: dict[str, tuple[int, int]] = field(default_factory=dict)
     delegation: DelegationVue | None = None
+    liens: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -120,11 +123,13 @@ class PageDelta:
             demande = self.demandes[(evenement.client, demande_id)]
             demande.figures += Figures(pilotage=part)
             demande.pilotages += 1
+            demande.liens.add(evenement.id)
 
     @_per_type.register
     def _(self, evenement: Correction, figures: Figures) -> None:
         demande = self.demandes[(evenement.client, evenement.demande_id)]
         demande.figures += Figures(corrections=figures.corrections)
         demande.corrections_nombre += 1
+        demande.liens.add(evenement.id)
         cout, nombre = demande.par_outil.get(evenement.outil, (0, 0))
         demande.par_outil[evenement.outil] = (cout + figures.corrections, nombre + 1)

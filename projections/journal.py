@@ -54,72 +54,95 @@ class JournalFollower:
     """Joins the lines appended to ``path`` since the last call (see module docstring).
 
     ``view``: where the lines and the offset (bytes) go; the journal's absolute path is
-    its key there.
+    its key there. The file's identity (device and inode) is kept beside the offset, so a
+    replaced journal is read from its start even when it is already longer than the old
+    one. An unreadable journal never stops the events: ``follow`` logs it, keeps it in
+    ``last_error`` and retries on the next call.
     """
 
     def __init__(self, view: BilanView, path: Path):
         self.view = view
         self.path = path
         self.key = str(path.resolve())
+        self.last_error: str | None = None
+
+    def _where(self) -> tuple[int, int, str]:
+        """(offset to read from, offset recorded, file identity). Raises ``OSError``
+        (``FileNotFoundError`` when there is no journal)."""
+        stat = self.path.stat()
+        fichier = f"{stat.st_dev}:{stat.st_ino}"
+        state = self.view.journal_state(self.key)
+        offset = state["position"]
+        replaced = state["fichier"] not in (None, fichier) or stat.st_size < offset
+        return (0 if replaced else offset), offset, fichier
 
     def caught_up(self) -> bool:
         """Whether every complete line of the journal is joined (a partial last line,
-        still being written, does not count). Raises the view's ``PersistenceError``."""
+        still being written, does not count). An unreadable journal counts as caught up:
+        waiting would not help. Raises the view's ``PersistenceError``."""
         try:
-            size = self.path.stat().st_size
-        except FileNotFoundError:
+            start, offset, _ = self._where()
+            if start != offset:
+                return False
+            with self.path.open("rb") as f:
+                f.seek(start)
+                return _next_line_end(f) is None
+        except OSError:  # missing, or unreadable: nothing to wait for
             return True
-        offset = self.view.journal_offset(self.key)
-        if size == offset:
-            return True
-        if size < offset:
-            return False  # shrank: to be read again
-        with self.path.open("rb") as f:
-            f.seek(offset)
-            return b"\n" not in f.read(READ_LIMIT)
 
-    def counts(self) -> dict[str, int]:
-        """``{"lignes", "malformees", "sans_demande"}`` joined or skipped so far."""
-        return self.view.journal_counts(self.key)
-
-    @staticmethod
-    def _skip_line(f: BinaryIO) -> int | None:
-        """Offset just past the next newline from ``f``'s position, or None if none yet."""
-        while block := f.read(READ_LIMIT):
-            newline = block.find(b"\n")
-            if newline >= 0:
-                return f.tell() - len(block) + newline + 1
-        return None
+    def state(self) -> dict[str, Any]:
+        """``{"lignes", "malformees", "sans_demande"}`` so far, plus ``"erreur"`` while the
+        journal cannot be read."""
+        state = self.view.journal_state(self.key)
+        counts = {k: state[k] for k in ("lignes", "malformees", "sans_demande")}
+        if self.last_error is not None:
+            counts["erreur"] = self.last_error
+        return counts
 
     def follow(self) -> int:
         """Join what was appended; return the lines read (0 when nothing new).
 
-        A missing journal is not an error (MIAM may not have written one yet). Raises the
-        view's ``PersistenceError`` (``IntegrityError`` if another runner read these lines
-        first).
+        A missing journal is not an error (MIAM may not have written one yet); an
+        unreadable one is logged and kept in ``last_error``. Raises the view's
+        ``PersistenceError`` (``IntegrityError`` if another runner read these lines first).
         """
         try:
-            size = self.path.stat().st_size
+            where = self._read()
         except FileNotFoundError:
+            self.last_error = None
             return 0
-        offset = self.view.journal_offset(self.key)
-        start = 0 if size < offset else offset  # shrank: replaced or truncated
-        if size == start == offset:
+        except OSError as exc:
+            if self.last_error is None:
+                log.warning("journal %s cannot be read: %s", self.path, exc)
+            self.last_error = f"{type(exc).__name__}: {exc.strerror or exc}"
             return 0
+        self.last_error = None
+        if where is None:
+            return 0
+        offset, end, fichier, lines, malformees = where
+        if malformees:
+            log.warning("journal %s: %d malformed line(s) skipped", self.path, malformees)
+        self.view.fold_journal(self.key, offset, end, fichier, lines, malformees)
+        return len(lines) + malformees
+
+    def _read(self) -> tuple[int, int, str, list[JournalLine], int] | None:
+        """The next complete lines: (offset recorded, new offset, identity, lines,
+        malformed count), or None when there is nothing new. Raises ``OSError``."""
+        start, offset, fichier = self._where()
         with self.path.open("rb") as f:
             f.seek(start)
             chunk = f.read(READ_LIMIT)
             end = chunk.rfind(b"\n") + 1  # only complete lines: MIAM may be mid-write
             if end == 0 and len(chunk) == READ_LIMIT:
                 # One line longer than READ_LIMIT: not a journal entry; skip past it.
-                skipped = self._skip_line(f)
+                f.seek(start)
+                skipped = _next_line_end(f)
                 if skipped is not None:
-                    self.view.fold_journal(self.key, offset, skipped, [], 1)
-                    return 1
+                    return offset, skipped, fichier, [], 1
         if end == 0:
-            if start != offset:  # shrank to a single partial line: restart from 0
-                self.view.fold_journal(self.key, offset, 0, [], 0)
-            return 0
+            if start != offset:  # replaced by a file of one partial line: restart at 0
+                return offset, 0, fichier, [], 0
+            return None
         lines, malformees = [], 0
         for raw in chunk[:end].splitlines():
             if not raw.strip():
@@ -129,7 +152,13 @@ class JournalFollower:
                 malformees += 1
             else:
                 lines.append(line)
-        if malformees:
-            log.warning("journal %s: %d malformed line(s) skipped", self.path, malformees)
-        self.view.fold_journal(self.key, offset, start + end, lines, malformees)
-        return len(lines) + malformees
+        return offset, start + end, fichier, lines, malformees
+
+
+def _next_line_end(f: BinaryIO) -> int | None:
+    """Offset just past the next newline from ``f``'s position, or None if none yet."""
+    while block := f.read(READ_LIMIT):
+        newline = block.find(b"\n")
+        if newline >= 0:
+            return f.tell() - len(block) + newline + 1
+    return None

@@ -67,16 +67,16 @@ class CatchUpRunner:
 
     def step(self) -> int:
         """Fold the next page, then join new journal lines; return the work done (events
-        and lines). Raises as ``fold_page`` and ``JournalFollower.follow`` do."""
+        and lines). Raises as ``fold_page`` and ``JournalFollower.follow`` do (an
+        unreadable journal does not raise: it never holds the events back)."""
         done = self.fold_page()
         if self.journal is not None:
             done += self.journal.follow()
         return done
 
     def catch_up(self) -> int:
-        """Fold pages and journal lines until both are exhausted; return the events folded
-        (inline use, e.g. the ``bilan`` command); return how many events the view gained
-        meanwhile."""
+        """Fold pages and journal lines until both are exhausted (inline use, e.g. the
+        ``bilan`` command); return how many events the view gained meanwhile."""
         before = self.projection.snapshot().evenements
         while True:
             try:

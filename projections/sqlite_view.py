@@ -9,7 +9,8 @@ snapshot (NOTES-eventsourcing, pitfalls), and it is the arbiter between runners.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from eventsourcing.persistence import IntegrityError, Tracking
@@ -22,16 +23,21 @@ from projections.view import (
     BilanSnapshot,
     BilanView,
     JournalLine,
+    ProjectionMismatch,
+    ProjectionSettings,
 )
 
-SCHEMA_VERSION = 2
-"""``PRAGMA user_version`` of the view's tables; a file of another version is rebuilt."""
+SCHEMA_VERSION = 3
+"""``PRAGMA user_version`` of the view's tables: an older file is rebuilt from the store, a
+newer one (written by a later release) is refused rather than wiped."""
 
 _CHUNK = 500  # ids per IN (...) list: far below SQLite's bound on variables
 
 _FIGURES = "delegations, evites, pilotage, corrections"
+_FIGURES_OF_D = "d.delegations, d.evites, d.pilotage, d.corrections"
 _TABLES = ("bilan_clients", "bilan_state", "bilan_jours", "bilan_modeles", "bilan_demandes",
-           "bilan_outils", "bilan_groupes")
+           "bilan_outils", "bilan_liens", "bilan_groupes")
+_JOURNAL_TABLES = ("journal_valeurs", "journal_demandes", "journal_suivi")
 _ADD = ("{c} = {c} + excluded.{c}").format
 
 
@@ -57,7 +63,9 @@ class SQLiteBilanView(SQLiteTrackingRecorder, BilanView):
                    "pilotage INTEGER NOT NULL, corrections INTEGER NOT NULL")
         statements += [
             "CREATE TABLE IF NOT EXISTS bilan_state (projection TEXT PRIMARY KEY, "
-            "evenements INTEGER NOT NULL, fuseau TEXT NOT NULL) WITHOUT ROWID",
+            "evenements INTEGER NOT NULL, fuseau TEXT NOT NULL, "
+            "fuseau_explicite INTEGER NOT NULL, journal TEXT NOT NULL, "
+            "journal_explicite INTEGER NOT NULL) WITHOUT ROWID",
             f"CREATE TABLE IF NOT EXISTS bilan_clients (projection TEXT, client TEXT, "
             f"{figures}, evenements INTEGER NOT NULL, "
             "PRIMARY KEY (projection, client)) WITHOUT ROWID",
@@ -82,6 +90,11 @@ class SQLiteBilanView(SQLiteTrackingRecorder, BilanView):
             "CREATE INDEX IF NOT EXISTS bilan_demandes_en_attente ON bilan_demandes "
             "(projection) WHERE delegations = 0",
             "CREATE INDEX IF NOT EXISTS bilan_demandes_id ON bilan_demandes (demande_id)",
+            # Which pilotages and corrections reach which demande: en_attente counts those
+            # reaching a demande without delegation (read through the partial index).
+            "CREATE TABLE IF NOT EXISTS bilan_liens (projection TEXT, demande_id TEXT, "
+            "client TEXT, event_id TEXT, "
+            "PRIMARY KEY (projection, demande_id, client, event_id)) WITHOUT ROWID",
             "CREATE TABLE IF NOT EXISTS bilan_outils (projection TEXT, demande_id TEXT, "
             "client TEXT, outil TEXT, cout INTEGER NOT NULL, nombre INTEGER NOT NULL, "
             "PRIMARY KEY (projection, demande_id, client, outil)) WITHOUT ROWID",
@@ -89,26 +102,33 @@ class SQLiteBilanView(SQLiteTrackingRecorder, BilanView):
             f"CREATE TABLE IF NOT EXISTS bilan_groupes (projection TEXT, champ TEXT, "
             f"valeur TEXT, client TEXT, {figures}, "
             "PRIMARY KEY (projection, champ, valeur, client)) WITHOUT ROWID",
-            "CREATE TABLE IF NOT EXISTS journal_valeurs (demande_id TEXT, champ TEXT, "
-            "valeur TEXT NOT NULL, PRIMARY KEY (demande_id, champ)) WITHOUT ROWID",
-            "CREATE TABLE IF NOT EXISTS journal_demandes (demande_id TEXT PRIMARY KEY) "
+            # Per journal file (chemin): its first line per demande, the scalar values
+            # of those lines, and how far it was read (fichier: device:inode).
+            "CREATE TABLE IF NOT EXISTS journal_valeurs (chemin TEXT, demande_id TEXT, "
+            "champ TEXT, valeur TEXT NOT NULL, PRIMARY KEY (chemin, demande_id, champ)) "
             "WITHOUT ROWID",
+            "CREATE TABLE IF NOT EXISTS journal_demandes (chemin TEXT, demande_id TEXT, "
+            "PRIMARY KEY (chemin, demande_id)) WITHOUT ROWID",
             "CREATE TABLE IF NOT EXISTS journal_suivi (chemin TEXT PRIMARY KEY, "
-            "position INTEGER NOT NULL, lignes INTEGER NOT NULL, malformees INTEGER NOT NULL, "
-            "sans_demande INTEGER NOT NULL) WITHOUT ROWID",
+            "position INTEGER NOT NULL, fichier TEXT, lignes INTEGER NOT NULL, "
+            "malformees INTEGER NOT NULL, sans_demande INTEGER NOT NULL) WITHOUT ROWID",
         ]
         return statements
 
     def create_table(self) -> None:
-        """Create the tables if missing, after dropping a view of another schema version
-        (derived data: it is rebuilt from the store). Two processes starting on a fresh
-        directory race to insert the library's ``__migration__`` row: the loser retries."""
+        """Create the tables if missing, after dropping a view of an older schema version
+        (derived data: it is rebuilt from the store). Raises ``ProjectionMismatch`` for a
+        file of a newer version. Two processes starting on a fresh directory race to insert
+        the library's ``__migration__`` row: the loser retries."""
         with self.datastore.transaction(commit=True) as c:
             c.execute("PRAGMA user_version")
             version = c.fetchone()[0]
-            if version not in (0, SCHEMA_VERSION):
-                for table in (*_TABLES, "journal_valeurs", "journal_demandes",
-                              "journal_suivi"):
+            if version > SCHEMA_VERSION:
+                raise ProjectionMismatch(
+                    f"the projections file has schema {version}, newer than this release's "
+                    f"{SCHEMA_VERSION}: upgrade miam-economies, or delete projections.sqlite")
+            if 0 < version < SCHEMA_VERSION:
+                for table in (*_TABLES, *_JOURNAL_TABLES):
                     c.execute(f"DROP TABLE IF EXISTS {table}")
                 c.execute("DELETE FROM tracking WHERE application_name LIKE 'bilan:%'")
             c.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
@@ -124,11 +144,15 @@ class SQLiteBilanView(SQLiteTrackingRecorder, BilanView):
         name = tracking.application_name
         with self.datastore.transaction(commit=True) as c:
             self._advance(c, tracking, previous)
-            c.execute(
-                "INSERT INTO bilan_state VALUES (?, ?, ?) ON CONFLICT (projection) "
-                "DO UPDATE SET evenements = evenements + excluded.evenements",
-                (name, delta.evenements, str(delta.zone)),
-            )
+            c.execute("UPDATE bilan_state SET evenements = evenements + ? "
+                      "WHERE projection = ? RETURNING fuseau, journal",
+                      (delta.evenements, name))
+            recorded = c.fetchone()
+            if recorded is None or recorded[0] != str(delta.zone):
+                # Reset or re-zoned by another process since this runner started.
+                raise ProjectionMismatch(
+                    f"{name}: this runner cuts days in {delta.zone}, the projection's "
+                    f"settings are {tuple(recorded) if recorded else 'gone'}: restart it")
             c.executemany(
                 "INSERT INTO bilan_clients VALUES (?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (projection, client) DO UPDATE SET "
@@ -153,7 +177,7 @@ class SQLiteBilanView(SQLiteTrackingRecorder, BilanView):
                  for (client, modele), m in delta.modeles.items()],
             )
             self._fold_demandes(c, name, delta)
-            self._fold_groups(c, name, delta)
+            self._fold_groups(c, name, recorded[1], delta)
 
     def _fold_demandes(self, c: SQLiteCursor, name: str, delta: PageDelta) -> None:
         # The delegation's attributes are taken when its id is the smallest seen so far;
@@ -184,6 +208,11 @@ class SQLiteBilanView(SQLiteTrackingRecorder, BilanView):
             rows,
         )
         c.executemany(
+            "INSERT INTO bilan_liens VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            [(name, demande_id, client, event_id)
+             for (client, demande_id), d in delta.demandes.items() for event_id in d.liens],
+        )
+        c.executemany(
             "INSERT INTO bilan_outils VALUES (?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (projection, demande_id, client, outil) DO UPDATE SET "
             + _add_all("cout", "nombre"),
@@ -192,14 +221,15 @@ class SQLiteBilanView(SQLiteTrackingRecorder, BilanView):
              for outil, (cout, nombre) in d.par_outil.items()],
         )
 
-    def _fold_groups(self, c: SQLiteCursor, name: str, delta: PageDelta) -> None:
+    def _fold_groups(self, c: SQLiteCursor, name: str, journal: str,
+                     delta: PageDelta) -> None:
         # Demandes already joined with the journal carry this page's figures to their
         # groups; the others are joined when their journal line comes (fold_journal).
         ids = sorted({demande_id for _, demande_id in delta.demandes})
         valeurs: defaultdict[str, list[tuple[str, str]]] = defaultdict(list)
         for chunk in _chunks(ids):
-            c.execute("SELECT demande_id, champ, valeur FROM journal_valeurs "
-                      f"WHERE demande_id IN ({','.join('?' * len(chunk))})", list(chunk))
+            c.execute("SELECT demande_id, champ, valeur FROM journal_valeurs WHERE chemin = ? "
+                      f"AND demande_id IN ({','.join('?' * len(chunk))})", [journal, *chunk])
             for demande_id, champ, valeur in c.fetchall():
                 valeurs[demande_id].append((champ, valeur))
         groups: defaultdict[tuple[str, str, str], Figures] = defaultdict(Figures)
@@ -237,40 +267,43 @@ class SQLiteBilanView(SQLiteTrackingRecorder, BilanView):
         raise IntegrityError(
             f"{tracking.application_name}: position moved past {previous} meanwhile")
 
-    def fold_journal(self, chemin: str, previous: int, offset: int,
+    def fold_journal(self, chemin: str, previous: int, offset: int, fichier: str,
                      lines: Sequence[JournalLine], malformees: int) -> None:
         """See ``BilanView.fold_journal``."""
         with self.datastore.transaction(commit=True) as c:
             sans_demande = sum(1 for line in lines if not line.demande_id)
+            counts = (len(lines) - sans_demande, malformees, sans_demande)
             c.execute(
-                "UPDATE journal_suivi SET position = ?, lignes = lignes + ?, "
+                "UPDATE journal_suivi SET position = ?, fichier = ?, lignes = lignes + ?, "
                 "malformees = malformees + ?, sans_demande = sans_demande + ? "
                 "WHERE chemin = ? AND position = ? RETURNING position",
-                (offset, len(lines) - sans_demande, malformees, sans_demande, chemin,
-                 previous),
+                (offset, fichier, *counts, chemin, previous),
             )
             if c.fetchone() is None:
                 if previous != 0:
                     raise IntegrityError(f"journal {chemin}: offset moved past {previous}")
-                c.execute("INSERT INTO journal_suivi VALUES (?, ?, ?, ?, ?)",
-                          (chemin, offset, len(lines) - sans_demande, malformees,
-                           sans_demande))
+                c.execute("INSERT INTO journal_suivi VALUES (?, ?, ?, ?, ?, ?)",
+                          (chemin, offset, fichier, *counts))
             new: dict[str, JournalLine] = {}
             for line in lines:
                 if line.demande_id and line.demande_id not in new:
-                    c.execute("INSERT INTO journal_demandes VALUES (?) ON CONFLICT DO NOTHING "
-                              "RETURNING demande_id", (line.demande_id,))
+                    c.execute("INSERT INTO journal_demandes VALUES (?, ?) "
+                              "ON CONFLICT DO NOTHING RETURNING demande_id",
+                              (chemin, line.demande_id))
                     if c.fetchone() is not None:  # the first line of a demande wins
                         new[line.demande_id] = line
-            c.executemany("INSERT INTO journal_valeurs VALUES (?, ?, ?)",
-                          [(line.demande_id, champ, valeur) for line in new.values()
+            c.executemany("INSERT INTO journal_valeurs VALUES (?, ?, ?, ?)",
+                          [(chemin, line.demande_id, champ, valeur) for line in new.values()
                            for champ, valeur in line.valeurs.items()])
-            # Demandes already folded bring their figures to their new groups.
+            # Demandes already folded bring their figures to their new groups, in the
+            # projections built on this journal.
             groups: defaultdict[tuple[str, str, str, str], Figures] = defaultdict(Figures)
             for chunk in _chunks(sorted(new)):
-                c.execute(f"SELECT projection, demande_id, client, {_FIGURES} "
-                          "FROM bilan_demandes "
-                          f"WHERE demande_id IN ({','.join('?' * len(chunk))})", list(chunk))
+                c.execute(f"SELECT d.projection, d.demande_id, d.client, {_FIGURES_OF_D} "
+                          "FROM bilan_demandes d JOIN bilan_state s "
+                          "ON s.projection = d.projection AND s.journal = ? "
+                          f"WHERE d.demande_id IN ({','.join('?' * len(chunk))})",
+                          [chemin, *chunk])
                 for projection, demande_id, client, *figures in c.fetchall():
                     for champ, valeur in new[demande_id].valeurs.items():
                         groups[(projection, champ, valeur, client)] += Figures(*figures)
@@ -280,13 +313,17 @@ class SQLiteBilanView(SQLiteTrackingRecorder, BilanView):
             for projection, items in by_projection.items():
                 self._add_groups(c, projection, items)
 
-    def record_fuseau(self, name: str, fuseau: str) -> str:
-        """See ``BilanView.record_fuseau``."""
+    def record_settings(self, name: str, wanted: ProjectionSettings) -> ProjectionSettings:
+        """See ``BilanView.record_settings``."""
         with self.datastore.transaction(commit=True) as c:
-            c.execute("INSERT INTO bilan_state VALUES (?, 0, ?) ON CONFLICT DO NOTHING",
-                      (name, fuseau))
-            c.execute("SELECT fuseau FROM bilan_state WHERE projection = ?", (name,))
-            return str(c.fetchone()[0])
+            c.execute("INSERT INTO bilan_state VALUES (?, 0, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                      (name, wanted.fuseau, wanted.fuseau_explicite, wanted.journal,
+                       wanted.journal_explicite))
+            c.execute("SELECT fuseau, journal, fuseau_explicite, journal_explicite "
+                      "FROM bilan_state WHERE projection = ?", (name,))
+            fuseau, journal, fuseau_explicite, journal_explicite = c.fetchone()
+        return ProjectionSettings(fuseau, journal, bool(fuseau_explicite),
+                                  bool(journal_explicite))
 
     def reset(self, name: str) -> None:
         """See ``BilanView.reset``."""
@@ -297,66 +334,65 @@ class SQLiteBilanView(SQLiteTrackingRecorder, BilanView):
 
     # --- Reads -------------------------------------------------------------------------
 
-    def journal_offset(self, chemin: str) -> int:
-        """See ``BilanView.journal_offset``."""
+    def journal_state(self, chemin: str) -> dict[str, Any]:
+        """See ``BilanView.journal_state``."""
         with self.datastore.transaction(commit=False) as c:
-            c.execute("SELECT position FROM journal_suivi WHERE chemin = ?", (chemin,))
-            row = c.fetchone()
-        return row[0] if row else 0
+            c.execute("SELECT position, fichier, lignes, malformees, sans_demande "
+                      "FROM journal_suivi WHERE chemin = ?", (chemin,))
+            row = c.fetchone() or (0, None, 0, 0, 0)
+        return dict(zip(("position", "fichier", "lignes", "malformees", "sans_demande"), row,
+                        strict=True))
 
-    def journal_counts(self, chemin: str) -> dict[str, int]:
-        """See ``BilanView.journal_counts``."""
-        with self.datastore.transaction(commit=False) as c:
-            c.execute("SELECT lignes, malformees, sans_demande FROM journal_suivi "
-                      "WHERE chemin = ?", (chemin,))
-            row = c.fetchone() or (0, 0, 0)
-        return {"lignes": row[0], "malformees": row[1], "sans_demande": row[2]}
-
-    def snapshot(self, name: str, formule: str) -> BilanSnapshot:
+    def snapshot(self, name: str, formule: str, par: str | None = None,
+                 depuis: str | None = None, jusqu_au: str | None = None) -> BilanSnapshot:
         """See ``BilanView.snapshot``."""
         with self.datastore.transaction(commit=False) as c:
             position = self._max_tracking_id(name, c) or 0
-            c.execute("SELECT evenements, fuseau FROM bilan_state WHERE projection = ?",
-                      (name,))
-            evenements, fuseau = c.fetchone() or (0, None)
+            c.execute("SELECT evenements, fuseau, journal FROM bilan_state "
+                      "WHERE projection = ?", (name,))
+            evenements, fuseau, journal = c.fetchone() or (0, None, None)
             c.execute(f"SELECT client, {_FIGURES}, evenements FROM bilan_clients "
                       "WHERE projection = ?", (name,))
             clients = {r[0]: Figures(*r[1:]) for r in c.fetchall()}
-            c.execute("SELECT coalesce(sum(pilotages + corrections_nombre), 0) "
-                      "FROM bilan_demandes WHERE projection = ? AND delegations = 0", (name,))
+            # Pilotages and corrections reaching a demande still without its delegation.
+            c.execute("SELECT count(DISTINCT l.event_id) FROM bilan_demandes d "
+                      "JOIN bilan_liens l ON l.projection = d.projection "
+                      "AND l.demande_id = d.demande_id AND l.client = d.client "
+                      "WHERE d.projection = ? AND d.delegations = 0", (name,))
             en_attente = c.fetchone()[0]
-        return BilanSnapshot(formule, position, evenements, clients, en_attente, fuseau)
+            groupes = None if par is None else self._groupes(
+                c, name, par, depuis, jusqu_au, clients)
+        return BilanSnapshot(formule, position, evenements, clients, en_attente, fuseau,
+                             par, groupes)
 
-    def groupes(self, name: str, par: str, depuis: str | None = None,
-                jusqu_au: str | None = None) -> dict[str, dict[str, dict[str, Any]]]:
-        """See ``BilanView.groupes``."""
+    def _groupes(self, c: SQLiteCursor, name: str, par: str, depuis: str | None,
+                 jusqu_au: str | None,
+                 clients: Mapping[str, Figures]) -> dict[str, dict[str, dict[str, Any]]]:
         out: defaultdict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
-        with self.datastore.transaction(commit=False) as c:
-            if par == "client":
-                c.execute(f"SELECT client, client, {_FIGURES} FROM bilan_clients "
-                          "WHERE projection = ?", (name,))
-            elif par == "jour":
-                c.execute(f"SELECT jour, client, {_FIGURES} FROM bilan_jours "
-                          "WHERE projection = ? AND jour >= ? AND jour <= ? ORDER BY jour",
-                          (name, depuis or "0000-00-00", jusqu_au or "9999-99-99"))
-            elif par == "modele":
-                c.execute("SELECT modele, client, tours, input_tokens, output_tokens, "
-                          "cache_read_input_tokens, cache_creation_input_tokens, cout "
-                          "FROM bilan_modeles WHERE projection = ? ORDER BY modele", (name,))
-                for modele, client, *counts in c.fetchall():
-                    out[modele][client] = FiguresModele(*counts).as_dict()
-                return dict(out)
-            elif par == "demande":
-                c.execute(f"SELECT demande_id, client, {_FIGURES} FROM bilan_demandes "
-                          "WHERE projection = ? ORDER BY demande_id", (name,))
-            else:
-                return self._journal_groups(c, name, par.removeprefix("journal."))
-            for key, client, *figures in c.fetchall():
-                out[key][client] = Figures(*figures).as_dict()
+        if par == "client":
+            return {client: {client: f.as_dict()} for client, f in sorted(clients.items())}
+        if par == "jour":
+            c.execute(f"SELECT jour, client, {_FIGURES} FROM bilan_jours "
+                      "WHERE projection = ? AND jour >= ? AND jour <= ? ORDER BY jour",
+                      (name, depuis or "0000-00-00", jusqu_au or "9999-99-99"))
+        elif par == "modele":
+            c.execute("SELECT modele, client, tours, input_tokens, output_tokens, "
+                      "cache_read_input_tokens, cache_creation_input_tokens, cout "
+                      "FROM bilan_modeles WHERE projection = ? ORDER BY modele", (name,))
+            for modele, client, *counts in c.fetchall():
+                out[modele][client] = FiguresModele(*counts).as_dict()
+            return dict(out)
+        elif par == "demande":
+            c.execute(f"SELECT demande_id, client, {_FIGURES} FROM bilan_demandes "
+                      "WHERE projection = ? ORDER BY demande_id", (name,))
+        else:
+            return self._journal_groups(c, name, par.removeprefix("journal."), clients)
+        for key, client, *figures in c.fetchall():
+            out[key][client] = Figures(*figures).as_dict()
         return dict(out)
 
-    def _journal_groups(self, c: SQLiteCursor, name: str,
-                        champ: str) -> dict[str, dict[str, dict[str, Any]]]:
+    def _journal_groups(self, c: SQLiteCursor, name: str, champ: str,
+                        clients: Mapping[str, Figures]) -> dict[str, dict[str, dict[str, Any]]]:
         c.execute(f"SELECT valeur, client, {_FIGURES} FROM bilan_groupes "
                   "WHERE projection = ? AND champ = ? ORDER BY valeur", (name, champ))
         known: defaultdict[str, dict[str, Figures]] = defaultdict(dict)
@@ -364,11 +400,9 @@ class SQLiteBilanView(SQLiteTrackingRecorder, BilanView):
         for valeur, client, *figures in c.fetchall():
             known[valeur][client] = Figures(*figures)
             joined[client] += known[valeur][client]
-        c.execute(f"SELECT client, {_FIGURES} FROM bilan_clients WHERE projection = ?",
-                  (name,))
         # What no demande with a value for this field carries: total minus the groups.
-        rest = {client: Figures(*figures) - joined[client]
-                for client, *figures in c.fetchall()}
+        rest = {client: replace(f, evenements=0) - joined[client]
+                for client, f in clients.items()}
         out = {valeur: {client: f.as_dict() for client, f in clients.items()}
                for valeur, clients in known.items()}
         unknown = {client: f.as_dict() for client, f in rest.items() if f != Figures()}

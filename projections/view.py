@@ -20,9 +20,12 @@ from projections.delta import PageDelta
 INCONNU = "(inconnu)"
 """Group key of demandes without a value for the journal field asked (SPEC, "Breakdowns")."""
 
-RESERVED_PAR = ("client", "jour", "modele", "demande")
-"""Breakdowns the view keeps itself; any other ``par`` is a journal field (also reachable
-as ``journal.<field>``, for a journal field named like one of these)."""
+
+class ProjectionMismatch(Exception):
+    """A projection was built with other settings (time zone, journal) than the ones asked.
+
+    Changing them is a rebuild, never a silent re-bucketing (issue 3; ADR-0008).
+    """
 
 
 @dataclass(frozen=True)
@@ -35,14 +38,27 @@ class JournalLine:
 
 
 @dataclass(frozen=True)
-class BilanSnapshot:
-    """One consistent read of a projection's headline figures.
+class ProjectionSettings:
+    """What a projection's figures depend on besides the events: ``fuseau`` (IANA zone the
+    days are cut in) and ``journal`` (the journal file's absolute path), each with whether
+    someone chose it explicitly (ADR-0008)."""
 
-    ``position``: last notification id folded in (0 before any); ``evenements``: stored
-    events read by the runner up to ``position`` (the conservation's ``stockes``);
-    ``clients``: figures by client (their ``evenements`` summed is ``comptes``);
-    ``en_attente``: pilotage parts and corrections held by demandes whose delegation has not
-    arrived; ``fuseau``: the time zone the days were cut in (None before any fold).
+    fuseau: str
+    journal: str
+    fuseau_explicite: bool = False
+    journal_explicite: bool = False
+
+
+@dataclass(frozen=True)
+class BilanSnapshot:
+    """One consistent read of a projection (one read transaction).
+
+    ``position``: last notification id folded in (0 before any); ``evenements``: events
+    the runner read up to ``position``; ``clients``: figures by client (their
+    ``evenements`` summed is the conservation's ``comptes``); ``en_attente``: pilotages and
+    corrections of which some demande has no delegation yet; ``fuseau``: the zone the days
+    are cut in (None before the projection is opened once); ``par``/``groupes``: the
+    breakdown asked, if any.
     """
 
     formule: str
@@ -51,17 +67,20 @@ class BilanSnapshot:
     clients: Mapping[str, Figures]
     en_attente: int = 0
     fuseau: str | None = None
+    par: str | None = None
+    groupes: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None
 
-    def as_dict(self, tete: int, genere_le: str, fuseau: str) -> dict[str, Any]:
+    def as_dict(self, tete: int, stockes: int, genere_le: str) -> dict[str, Any]:
         """The bilan's wire shape (SPEC, "Interfaces"): ``economies`` (clients sorted by
-        name), ``total``, ``formule``, ``position``, ``provenance`` and ``conservation``.
+        name), ``total``, ``formule``, ``position``, ``provenance``, ``conservation``, and
+        ``par``/``groupes`` for a breakdown.
 
-        ``tete``: the store's last notification id when read; ``genere_le``: when, ISO
-        8601; ``fuseau``: the configured zone, used when the view has not recorded one.
-        No events gives an empty ``economies`` and zero totals.
+        ``tete``: the store's last notification id when read; ``stockes``: events in the
+        store up to ``position``, counted by the store (so a page folded twice shows as
+        ``comptes`` > ``stockes``); ``genere_le``: when, ISO 8601. No events gives an empty
+        ``economies`` and zero totals.
         """
-        comptes = sum(f.evenements for f in self.clients.values())
-        return {
+        bilan: dict[str, Any] = {
             "economies": {name: self.clients[name].as_dict() for name in sorted(self.clients)},
             "total": total(self.clients.values()).as_dict(),
             "formule": self.formule,
@@ -71,15 +90,19 @@ class BilanSnapshot:
                 "position": self.position,
                 "tete": tete,
                 "evenements": self.evenements,
-                "fuseau": self.fuseau or fuseau,
+                "fuseau": self.fuseau,
                 "genere_le": genere_le,
             },
             "conservation": {
-                "stockes": self.evenements,
-                "comptes": comptes,
+                "stockes": stockes,
+                "comptes": sum(f.evenements for f in self.clients.values()),
                 "en_attente": self.en_attente,
             },
         }
+        if self.par is not None:
+            bilan["par"] = self.par
+            bilan["groupes"] = self.groupes
+        return bilan
 
 
 class BilanView(TrackingRecorder, ABC):
@@ -92,16 +115,18 @@ class BilanView(TrackingRecorder, ABC):
       ``tracking.notification_id`` — in one transaction. The move is a compare-and-set:
       only if the position still is ``previous`` (the one the page was read after);
       otherwise another runner folded some of these events first, and it raises
-      ``eventsourcing.persistence.IntegrityError`` changing nothing. (A monotonic check
-      alone would let a longer page overlapping a shorter one count events twice.)
-      ``previous=None`` is for a page of one event, where a monotonic check suffices.
-    * ``record_fuseau(name, fuseau)`` fixes the zone a projection's days are cut in.
-    * ``fold_journal(chemin, previous, offset, lines, malformees)`` records journal lines
-      read from byte ``previous`` to ``offset`` of file ``chemin`` (the first line of a
-      demande wins) and adds the figures of their demandes to the groups of every
-      projection, in one transaction, with the same compare-and-set on the offset.
-    * Reads (``snapshot``, ``groupes``, ``demande``, ``journal_offset``) each run in one
-      transaction; ``reset(name)`` forgets a projection (figures, groups, position).
+      ``eventsourcing.persistence.IntegrityError`` changing nothing (ADR-0007).
+      ``previous=None`` is for a page of one event, where a monotonic check suffices. A
+      ``delta.zone`` other than the projection's raises ``ProjectionMismatch``.
+    * ``record_settings(name, wanted)`` fixes a projection's settings the first time and
+      returns them as recorded (atomic: concurrent callers agree).
+    * ``fold_journal(chemin, previous, offset, fichier, lines, malformees)`` records journal
+      lines read from byte ``previous`` to ``offset`` of file ``chemin`` (identity
+      ``fichier``; the first line of a demande wins) and adds the figures of their
+      demandes to the groups of the projections built on that journal, in one
+      transaction, with the same compare-and-set on the offset.
+    * Reads (``snapshot``, ``demande``, ``journal_state``) each run in one transaction;
+      ``reset(name)`` forgets a projection (figures, groups, settings, position).
     """
 
     @abstractmethod
@@ -109,33 +134,27 @@ class BilanView(TrackingRecorder, ABC):
         """Add one page's deltas and move its tracking position, atomically."""
 
     @abstractmethod
-    def fold_journal(self, chemin: str, previous: int, offset: int,
+    def record_settings(self, name: str, wanted: ProjectionSettings) -> ProjectionSettings:
+        """Record ``wanted`` for projection ``name`` unless settings are recorded; return
+        the recorded ones."""
+
+    @abstractmethod
+    def fold_journal(self, chemin: str, previous: int, offset: int, fichier: str,
                      lines: Sequence[JournalLine], malformees: int) -> None:
         """Join new journal lines, and move the journal's offset (bytes), atomically."""
 
     @abstractmethod
-    def journal_offset(self, chemin: str) -> int:
-        """Bytes of journal ``chemin`` already read (0 before any)."""
+    def journal_state(self, chemin: str) -> dict[str, Any]:
+        """``{"position": bytes read, "fichier": identity or None, "lignes": lines with a
+        demande_id read, "malformees": skipped, "sans_demande": without one}``."""
 
     @abstractmethod
-    def journal_counts(self, chemin: str) -> dict[str, int]:
-        """``{"lignes": joined, "malformees": skipped, "sans_demande": without id}``."""
-
-    @abstractmethod
-    def record_fuseau(self, name: str, fuseau: str) -> str:
-        """Fix projection ``name``'s time zone to ``fuseau`` unless one is fixed already;
-        return the zone it is fixed to (atomic: concurrent callers agree)."""
-
-    @abstractmethod
-    def snapshot(self, name: str, formule: str) -> BilanSnapshot:
-        """The headline figures of projection ``name`` as they stand, with position."""
-
-    @abstractmethod
-    def groupes(self, name: str, par: str, depuis: str | None = None,
-                jusqu_au: str | None = None) -> dict[str, dict[str, dict[str, Any]]]:
-        """``{group key: {client: figures}}`` for breakdown ``par`` (``client``, ``jour``
-        with optional inclusive ``YYYY-MM-DD`` bounds, ``modele``, ``demande``, or a journal
-        field, whose demandes without a value fall under ``INCONNU``)."""
+    def snapshot(self, name: str, formule: str, par: str | None = None,
+                 depuis: str | None = None, jusqu_au: str | None = None) -> BilanSnapshot:
+        """Projection ``name``'s figures, with the breakdown ``par`` if asked
+        (``{group key: {client: figures}}``: ``client``, ``jour`` within the inclusive
+        ``YYYY-MM-DD`` bounds, ``modele``, ``demande``, or a journal field, whose demandes
+        without a value fall under ``INCONNU``), all in one read transaction."""
 
     @abstractmethod
     def demande(self, name: str, demande_id: str) -> list[dict[str, Any]]:
@@ -144,4 +163,4 @@ class BilanView(TrackingRecorder, ABC):
 
     @abstractmethod
     def reset(self, name: str) -> None:
-        """Delete projection ``name``'s figures, groups and tracking position."""
+        """Delete projection ``name``'s figures, groups, settings and tracking position."""

@@ -16,7 +16,7 @@ from api.miam import net_du_jour, read_bilan
 from api.services import Services, open_services
 from api.settings import Settings
 from domain.validation import validate_batch
-from projections.bilan import ZoneMismatch
+from projections.view import ProjectionMismatch
 from tests.conftest import EXAMPLE_BATCH, EXAMPLE_CORRECTION, TOKEN, LiveServer
 
 DELEGATION, PILOTAGE = EXAMPLE_BATCH["evenements"]
@@ -68,7 +68,7 @@ def test_days_are_cut_in_the_configured_zone(tmp_path: Path) -> None:
         assert list(groupes) == ["2026-10-31"]  # 00:30 in Paris: the next day
         assert services.bilan("jour", depuis="2026-10-30", jusqu_au="2026-10-30")[
             "groupes"] == {}
-    with pytest.raises(ZoneMismatch), \
+    with pytest.raises(ProjectionMismatch), \
             open_services(Settings(data=settings.data, token=TOKEN, fuseau="UTC")):
         pass
     with open_services(Settings(data=settings.data, token=TOKEN)) as unset:
@@ -189,3 +189,126 @@ def test_a_journal_line_longer_than_the_read_limit_is_skipped_not_stuck(
     bilan = services.bilan("preset")
     assert list(bilan["groupes"]) == ["rapide"]
     assert bilan["provenance"]["journal"] == {"lignes": 1, "malformees": 1, "sans_demande": 0}
+
+
+def test_en_attente_counts_events_not_the_demandes_they_reach(services: Services) -> None:
+    pilotage = {**PILOTAGE, "demande_ids": ["dem-a", "dem-b", "dem-b", "dem-c"]}
+    append(services, pilotage, EXAMPLE_CORRECTION)
+    assert services.bilan()["conservation"]["en_attente"] == 2
+    append(services, {**DELEGATION, "id": "d-a", "demande_id": "dem-a"},
+           {**DELEGATION, "id": "d-b", "demande_id": "dem-b"})
+    assert services.bilan()["conservation"]["en_attente"] == 2  # dem-c still missing
+    append(services, {**DELEGATION, "id": "d-c", "demande_id": "dem-c"})
+    assert services.bilan()["conservation"]["en_attente"] == 1  # only the correction
+    append(services, DELEGATION)
+    assert services.bilan()["conservation"]["en_attente"] == 0
+
+
+def test_the_conservation_check_shows_a_page_folded_twice(services: Services) -> None:
+    append(services, DELEGATION, PILOTAGE)
+    ok = services.bilan()["conservation"]
+    assert ok["stockes"] == ok["comptes"] == 2
+    # Fold the same page again, bypassing the runner's compare-and-set (the defect
+    # ADR-0007 closes): the conservation figures must disagree.
+    notifications = services.store.recorder.select_notifications(start=1, limit=10)
+    events = [services.store.mapper.to_domain_event(n) for n in notifications]
+    services.projection.process_page(events, last_id=2, previous=2)
+    broken = services.bilan()["conservation"]
+    assert (broken["stockes"], broken["comptes"]) == (2, 4)
+
+
+def test_a_breakdown_and_the_totals_come_from_one_read(services: Services) -> None:
+    import threading
+
+    from tests.corpus import generate
+
+    corpus = generate(3_000, seed=11)
+    done = threading.Event()
+
+    def write() -> None:
+        for i in range(0, len(corpus), 20):
+            append(services, *corpus[i:i + 20])
+        done.set()
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    reads = 0
+    while not done.is_set() or reads == 0:
+        bilan = services.bilan("jour")
+        for k in ("delegations", "evites", "pilotage", "corrections"):
+            assert sum(row[k] for clients in bilan["groupes"].values()
+                       for row in clients.values()) == bilan["total"][k]
+        reads += 1
+    writer.join()
+    assert reads > 1
+
+
+def test_an_unreadable_journal_never_holds_the_events_back(services: Services) -> None:
+    services.settings.journal_path.mkdir()  # a directory where the journal should be
+    append(services, DELEGATION, PILOTAGE)
+    bilan = services.bilan("preset")
+    assert bilan["economies"]["claude-code"]["net"] == 2900
+    assert "erreur" in bilan["provenance"]["journal"]
+    assert services.runner.journal is not None and services.runner.journal.caught_up()
+
+
+def test_a_replaced_journal_is_read_from_its_start(services: Services) -> None:
+    append(services, DELEGATION, {**DELEGATION, "id": "d-2", "demande_id": "dem-2"})
+    journal = services.settings.journal_path
+    journal.write_text(json.dumps({"demande_id": DEMANDE, "preset": "vieux"}) + "\n")
+    services.runner.catch_up()
+    replacement = journal.with_name("new.jsonl")
+    replacement.write_text(json.dumps({"demande_id": "dem-2", "preset": "neuf"}) + "\n"
+                           + json.dumps({"demande_id": "dem-9", "preset": "x" * 80}) + "\n")
+    replacement.replace(journal)  # longer than the old file: size alone would not tell
+    services.runner.catch_up()
+    assert services.bilan("preset")["groupes"]["neuf"]["claude-code"]["delegations"] == 1
+
+
+def test_the_journal_is_fixed_per_projection_like_the_zone(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    other = tmp_path / "other.jsonl"
+    with open_services(Settings(data=data, token=TOKEN, journal=other)):
+        pass
+    with pytest.raises(ProjectionMismatch), \
+            open_services(Settings(data=data, token=TOKEN, journal=tmp_path / "third.jsonl")):
+        pass
+    with open_services(Settings(data=data, token=TOKEN)) as unset:
+        assert unset.runner.journal is not None
+        assert unset.runner.journal.path == other.resolve()
+
+
+def test_a_reader_with_defaults_does_not_pin_the_zone_for_the_server(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    with open_services(Settings(data=data, token=TOKEN, fuseau="UTC"),
+                       run_projections=False) as services:
+        services.store.append(validate_batch(EXAMPLE_BATCH))
+    (data / "projections.sqlite").unlink()
+    assert read_bilan(data)["provenance"]["fuseau"]  # a default zone, recorded as such
+    with open_services(Settings(data=data, token=TOKEN, fuseau="Asia/Tokyo"),
+                       run_projections=False) as server:
+        server.runner.catch_up()
+        bilan = server.bilan("jour")
+    assert bilan["provenance"]["fuseau"] == "Asia/Tokyo"
+    assert list(bilan["groupes"]) == ["2026-10-30"]  # 09:12Z is 18:12 in Tokyo
+    assert bilan["economies"]["claude-code"]["net"] == 2900
+
+
+def test_a_projections_file_from_a_newer_release_is_refused_not_wiped(tmp_path: Path) -> None:
+    import sqlite3
+
+    data = tmp_path / "data"
+    with open_services(Settings(data=data, token=TOKEN, fuseau="UTC")):
+        pass
+    with sqlite3.connect(data / "projections.sqlite") as db:
+        db.execute("PRAGMA user_version = 99")
+    with pytest.raises(ProjectionMismatch, match="newer"), \
+            open_services(Settings(data=data, token=TOKEN)):
+        pass
+    with sqlite3.connect(data / "projections.sqlite") as db:
+        assert db.execute("SELECT count(*) FROM bilan_state").fetchone()[0] == 1
+
+
+def test_day_bounds_without_par_jour_are_refused(server: LiveServer) -> None:
+    refused = server.client.get("/economies/bilan", params={"depuis": "2026-10-30"})
+    assert refused.status_code == 400
