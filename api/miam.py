@@ -29,8 +29,8 @@ def read_bilan(data: Path | str = DEFAULT_DATA, *, par: str | None = None,
     inclusive), as the HTTP query; ``fuseau``: IANA zone the days are cut in (default:
     the projection's, or the machine's for a new one); ``journal``: MIAM's
     ``delegations.jsonl`` (default ``data/delegations.jsonl``); ``catch_up``: fold pending
-    events and journal lines first (a write to the projections file), else read the
-    snapshot as it stands.
+    events and journal lines first, else read the snapshot as it stands (opening the
+    projections file still creates its tables and records its settings the first time).
 
     A directory without a store gives the empty bilan and creates nothing. Raises
     ``ZoneInfoNotFoundError`` for an unknown zone, ``projections.view.ProjectionMismatch`` when
