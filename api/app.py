@@ -70,6 +70,8 @@ async def get_bilan(request: Request) -> JSONResponse:
     par = query.get("par") or None
     if bounds and par != "jour":
         return _error(400, "depuis and jusqu_au bound days: use them with par=jour")
+    if len(bounds) == 2 and bounds["depuis"] > bounds["jusqu_au"]:
+        return _error(400, "depuis is after jusqu_au")
     waited = await _maybe_wait(request, services)
     bilan = await run_in_threadpool(services.bilan, par, **bounds)
     if waited is False:

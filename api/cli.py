@@ -27,7 +27,7 @@ from api.settings import (
     Settings,
     resolve_token,
 )
-from domain.bilan import check_day
+from domain.bilan import Figures, check_day
 from projections.view import ProjectionMismatch
 
 data_option = click.option(
@@ -114,6 +114,12 @@ def bilan(data: Path, fuseau: str | None, journal: Path | None, par: str | None,
                 check_day(bound)
             except ValueError as exc:
                 raise click.BadParameter(str(exc), param_hint=name) from None
+            if par != "jour":
+                raise click.BadParameter("bounds days: use it with --par jour",
+                                         param_hint=name)
+    if depuis and jusqu_au and depuis > jusqu_au:
+        raise click.BadParameter(f"{depuis} is after --jusqu-au {jusqu_au}",
+                                 param_hint="--depuis")
     if not (data / "economies.sqlite").exists():
         click.echo(f"no event store in {data.resolve()}: empty bilan "
                    "(pass --data or set MIAM_ECONOMIES_DATA)", err=True)
@@ -157,7 +163,13 @@ def _print_table(result: dict[str, Any]) -> None:
             for client, figures in clients.items():
                 table.add_row(key, client, *_cells(figures))
     table.add_section()
-    table.add_row(*([""] if par is not None else []), "total", *_cells(result["total"]),
-                  style="bold")
+    if par is None:
+        table.add_row("total", *_cells(result["total"]), style="bold")
+    else:
+        # The rows shown, summed: for bounded days, the period's total.
+        rows = [f for clients in result["groupes"].values() for f in clients.values()]
+        shown = Figures(*(sum(f[k] for f in rows)
+                          for k in ("delegations", "evites", "pilotage", "corrections")))
+        table.add_row("", "total", *_cells(shown.as_dict()), style="bold")
     # Off a terminal rich assumes 80 columns and would truncate the figures' names.
     Console(width=None if sys.stdout.isatty() else 140).print(table)

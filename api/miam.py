@@ -51,14 +51,15 @@ def read_bilan(data: Path | str = DEFAULT_DATA, *, par: str | None = None,
 
 
 def net_du_jour(client: str = "claude-code", data: Path | str = DEFAULT_DATA, *,
-                fuseau: str | None = None) -> int:
+                fuseau: str | None = None, catch_up: bool = True) -> int:
     """Today's net for ``client``, tokens (0 when nothing today): MIAM's dashboard card.
 
-    "Today" is the current day in the zone the projection's days are cut in. Raises as
-    ``read_bilan``.
+    "Today" is the current day in the zone the projection's days are cut in;
+    ``catch_up`` as for ``read_bilan``. Raises as ``read_bilan``.
     """
     zone = read_bilan(data, fuseau=fuseau, catch_up=False)["provenance"]["fuseau"]
     today = datetime.now(ZoneInfo(zone)).date().isoformat()
-    bilan = read_bilan(data, par="jour", depuis=today, jusqu_au=today, fuseau=fuseau)
+    bilan = read_bilan(data, par="jour", depuis=today, jusqu_au=today, fuseau=fuseau,
+                       catch_up=catch_up)
     figures = bilan["groupes"].get(today, {}).get(client)
     return 0 if figures is None else int(figures["net"])

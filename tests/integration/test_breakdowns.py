@@ -312,3 +312,20 @@ def test_a_projections_file_from_a_newer_release_is_refused_not_wiped(tmp_path: 
 def test_day_bounds_without_par_jour_are_refused(server: LiveServer) -> None:
     refused = server.client.get("/economies/bilan", params={"depuis": "2026-10-30"})
     assert refused.status_code == 400
+
+
+def test_the_cli_refuses_day_bounds_without_par_jour_and_totals_the_rows_shown(
+        server: LiveServer) -> None:
+    server.post(EXAMPLE_BATCH)
+    server.post({"evenements": [{**DELEGATION, "id": "late", "demande_id": "dem-late",
+                                 "date": "2026-11-02T10:00:00.000Z"}]})
+    server.bilan()
+    refused = subprocess.run([str(SCRIPT), "bilan", "--data", str(server.data), "--depuis",
+                              "2026-10-30"], capture_output=True, text=True)
+    assert refused.returncode == 2 and "--par jour" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    table = subprocess.run([str(SCRIPT), "bilan", "--data", str(server.data), "--par", "jour",
+                            "--depuis", "2026-11-01", "--jusqu-au", "2026-11-30"],
+                           check=True, capture_output=True, text=True).stdout
+    total_row = next(line for line in table.splitlines() if " total " in line)
+    assert "4,900" in total_row and "2,000" not in total_row  # the period, not all time
