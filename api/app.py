@@ -38,7 +38,8 @@ def _services(request: Request) -> Services:
 
 
 async def post_economies(request: Request) -> JSONResponse:
-    """Ingest one batch: 200 ``{"ok": true, "recus": n, "doublons": m}`` once durably stored.
+    """Ingest one batch: 200 ``{"ok": true, "recus": n, "doublons": m}`` once durably stored,
+    plus ``"conflits": k`` when k doublons differ from the version kept.
 
     413 / 400 / 422 / 503 come from ``EXCEPTION_HANDLERS``; a refused batch stores nothing.
     """
@@ -50,7 +51,10 @@ async def post_economies(request: Request) -> JSONResponse:
         return services.store.append(validate_batch(parse_json(body)))
 
     appended = await run_in_threadpool(validate_and_append)
-    return JSONResponse({"ok": True, "recus": appended.recus, "doublons": appended.doublons})
+    answer = {"ok": True, "recus": appended.recus, "doublons": appended.doublons}
+    if appended.conflits:  # re-sent ids with other content: a plugin bug made visible
+        answer["conflits"] = appended.conflits
+    return JSONResponse(answer)
 
 
 async def get_bilan(request: Request) -> JSONResponse:

@@ -1,4 +1,5 @@
-"""The ``miam-economies`` console script (SPEC, "Interfaces"): ``serve`` and ``bilan``.
+"""The ``miam-economies`` console script (SPEC, "Interfaces"): ``serve``, ``bilan``,
+``replay``, ``compare`` and ``anomalies``.
 
 Thin over functions: each command resolves ``Settings`` from its flags and the
 ``MIAM_ECONOMIES_*`` environment, then calls the app or the services.
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfoNotFoundError
@@ -16,10 +18,20 @@ import click
 import uvicorn
 from rich import box
 from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from api.app import create_app
 from api.miam import read_bilan
+from api.replay import UnknownFormula, list_anomalies
+from api.replay import compare as compare_formulas
+from api.replay import replay as replay_history
 from api.services import open_services
 from api.settings import (
     DEFAULT_DATA,
@@ -28,6 +40,7 @@ from api.settings import (
     resolve_token,
 )
 from domain.bilan import Figures, check_day
+from domain.formulas import FORMULES
 from projections.view import ProjectionMismatch
 
 data_option = click.option(
@@ -173,3 +186,103 @@ def _print_table(result: dict[str, Any]) -> None:
         table.add_row("", "total", *_cells(shown.as_dict()), style="bold")
     # Off a terminal rich assumes 80 columns and would truncate the figures' names.
     Console(width=None if sys.stdout.isatty() else 140).print(table)
+
+
+def _store_settings(data: Path) -> Settings:
+    if not (data / "economies.sqlite").exists():
+        raise click.ClickException(f"no event store in {data.resolve()} (pass --data)")
+    return Settings(data=data, token="")
+
+
+@main.command()
+@data_option
+@click.option("--formule", required=True, metavar="NAME",
+              help=f"Formula to rebuild the bilan with: {', '.join(sorted(FORMULES))}.")
+@click.option("--fuseau", metavar="ZONE", help="Time zone of the rebuilt bilan's days "
+              "(default: the active bilan's).")
+def replay(data: Path, formule: str, fuseau: str | None) -> None:
+    """Rebuild the bilan from the event store under FORMULE (or ZONE), beside the one that
+    serves, then switch to it. A running server keeps serving and ingesting, and follows
+    the switch; interrupted, a replay resumes where it stopped."""
+    settings = _store_settings(data)
+    columns = (TextColumn("replay"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("events"), TextColumn("{task.fields[rate]}"),
+               TimeRemainingColumn())
+    with Progress(*columns, console=Console(stderr=True)) as bar:
+        task = bar.add_task("replay", total=None, rate="")
+        started = time.monotonic()
+        first: list[int] = []
+
+        def progress(done: int, total: int) -> None:
+            if not first:
+                first.append(done)
+            elapsed = max(time.monotonic() - started, 1e-9)
+            rate = f"{(done - first[0]) / elapsed:,.0f} events/s"
+            bar.update(task, completed=done, total=total, rate=rate)
+
+        try:
+            result = replay_history(settings, formule, fuseau, progress)
+        except (UnknownFormula, ZoneInfoNotFoundError, ProjectionMismatch) as exc:
+            raise click.ClickException(str(exc)) from None
+    click.echo(f"{result['projection']}: {result['evenements']:,} events folded; "
+               "it now serves the bilan")
+
+
+@main.command()
+@data_option
+@click.option("--formules", required=True, metavar="A,B",
+              help="Formulas to compare, comma-separated (e.g. v1,pondere-v1).")
+@click.option("--par", type=click.Choice(["client", "jour", "modele"]), default="client",
+              show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+def compare(data: Path, formules: str, par: str, as_json: bool) -> None:
+    """Show the bilan under several formulas side by side, per group. A dry run: nothing
+    is written, nothing switches."""
+    names = [name.strip() for name in formules.split(",") if name.strip()]
+    try:
+        result = compare_formulas(_store_settings(data), names, par)
+    except UnknownFormula as exc:
+        raise click.ClickException(str(exc)) from None
+    if as_json:
+        json.dump(result, sys.stdout, ensure_ascii=False, indent=2)
+        sys.stdout.write("\n")
+        return
+    table = Table(title=f"compare {', '.join(names)} par {par} (fuseau {result['fuseau']})",
+                  box=box.SIMPLE_HEAD)
+    if par != "client":
+        table.add_column(par)
+    table.add_column("client")
+    for name in names:
+        table.add_column(f"net {name}", justify="right")
+    if len(names) > 1:
+        table.add_column(f"{names[-1]} - {names[0]}", justify="right")
+    for key, clients in result["groupes"].items():
+        for client, by_formula in clients.items():
+            nets = [by_formula.get(name, {}).get("net", 0) for name in names]
+            table.add_row(*([key] if par != "client" else []), client,
+                          *(f"{n:,}" for n in nets),
+                          *([f"{nets[-1] - nets[0]:+,}"] if len(names) > 1 else []))
+    Console(width=None if sys.stdout.isatty() else 140).print(table)
+
+
+@main.command()
+@data_option
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+def anomalies(data: Path, as_json: bool) -> None:
+    """List the stored events whose plugin figures differ from the server's recomputation
+    (kinds: evites, estimation, par_subagent, cout, id)."""
+    found = 0
+    rows = list_anomalies(_store_settings(data))
+    table = Table(box=box.SIMPLE_HEAD)
+    for column in ("id", "type", "client", "anomalies", "recu_le"):
+        table.add_column(column)
+    for row in rows:
+        found += 1
+        if as_json:
+            sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")
+        else:
+            table.add_row(row["id"], row["type"], row["client"], ", ".join(row["anomalies"]),
+                          row["recu_le"])
+    if not as_json:
+        Console(width=None if sys.stdout.isatty() else 160).print(table)
+        click.echo(f"{found} event(s) with anomalies", err=True)

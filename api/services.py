@@ -20,8 +20,8 @@ from eventsourcing.sqlite import SQLiteDatastore
 from api.settings import Settings, machine_fuseau
 from api.store import EventStore, iso_utc, sqlite_env
 from domain.bilan import check_day
-from domain.formulas import V1
-from projections.bilan import BilanProjection
+from domain.formulas import FORMULES, V1
+from projections.bilan import BilanProjection, projection_name
 from projections.journal import JournalFollower
 from projections.runner import CatchUpRunner
 from projections.sqlite_view import SQLiteBilanView
@@ -32,13 +32,20 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Services:
-    """The live objects of one process: ``store`` (appends), ``projection`` (reads the
-    view) and ``runner`` (keeps the view up to date, journal included)."""
+    """The live objects of one process: ``store`` (appends) and ``runner`` (keeps the
+    active projection up to date, journal included; ``projection`` reads it)."""
 
     settings: Settings
     store: EventStore
-    projection: BilanProjection
     runner: CatchUpRunner
+
+    @property
+    def projection(self) -> BilanProjection:
+        """The projection that serves now: a replay's switch, made by another process, is
+        taken at the next read (ADR-0009)."""
+        if self.runner.follow_active:
+            self.runner.follow_switch()
+        return self.runner.projection
 
     def bilan(self, par: str | None = None, depuis: str | None = None,
               jusqu_au: str | None = None) -> dict[str, Any]:
@@ -78,41 +85,55 @@ class Services:
         return first
 
 
-def _projection_settings(view: SQLiteBilanView, name: str,
-                         settings: Settings) -> ProjectionSettings:
-    """The zone and journal projection ``name`` is built with (ADR-0008).
+def _open_active(view: SQLiteBilanView, store: EventStore,
+                 settings: Settings) -> ProjectionSettings:
+    """Open the projection that serves (creating it the first time) and return its
+    settings; see ADR-0008 and ADR-0009.
 
-    The first opening records them (the asked ones, else the machine's zone and
-    ``DIR/delegations.jsonl``); later openings follow them when unset. An explicit setting
-    that differs from a recorded explicit one raises ``ProjectionMismatch``; one that
-    differs from a recorded default rebuilds the projection (logged): nobody chose the old.
+    The first opening records the asked zone and journal (else the machine's zone and
+    ``DIR/delegations.jsonl``), under formula ``v1``. Later openings follow the recorded
+    settings when theirs are unset. An explicit zone or journal other than a recorded
+    explicit one raises ``ProjectionMismatch`` (a zone changes by ``replay``); one other
+    than a recorded default is taken: nobody chose the old (logged).
     """
-    wanted = ProjectionSettings(
-        fuseau=settings.fuseau or machine_fuseau(),
-        journal=str(settings.journal_path.resolve()),
-        fuseau_explicite=settings.fuseau is not None,
-        journal_explicite=settings.journal is not None,
-    )
-    recorded = view.record_settings(name, wanted)
-    asked = (("fuseau", wanted.fuseau, recorded.fuseau, wanted.fuseau_explicite,
-              recorded.fuseau_explicite),
-             ("journal", wanted.journal, recorded.journal, wanted.journal_explicite,
-              recorded.journal_explicite))
-    conflicts = [(what, new, old, old_explicit)
-                 for what, new, old, explicit, old_explicit in asked
-                 if explicit and new != old]
-    for what, new, old, old_explicit in conflicts:
-        if old_explicit:
+    journal = str(settings.journal_path.resolve())
+    active = view.active()
+    current = view.settings_of(active) if active is not None else None
+    if active is None or current is None:
+        fuseau = settings.fuseau or machine_fuseau()
+        current = ProjectionSettings(fuseau, journal, settings.fuseau is not None,
+                                     settings.journal is not None, V1.name)
+        active = projection_name(V1.name, fuseau)
+        current = view.record_settings(active, current)
+        view.activate(active)
+    if settings.fuseau is not None and settings.fuseau != current.fuseau:
+        if current.fuseau_explicite:
             raise ProjectionMismatch(
-                f"the projection was built with {what} {old}, not {new}: pass {old} (or "
-                f"leave it unset), or rebuild the projection with {new} by deleting "
-                "projections.sqlite while the server is stopped")
-    if conflicts:
-        log.warning("projection %s: rebuilding it with %s (was built with defaults)",
-                    name, ", ".join(f"{what} {new}" for what, new, _, _ in conflicts))
-        view.reset(name)
-        recorded = view.record_settings(name, wanted)
-    return recorded
+                f"the bilan's days are cut in {current.fuseau}, not {settings.fuseau}: pass "
+                f"--fuseau {current.fuseau} (or leave it unset), or move the bilan to "
+                f"{settings.fuseau} with `miam-economies replay --formule "
+                f"{current.formule} --fuseau {settings.fuseau}`")
+        log.warning("the bilan moves to zone %s (%s was a default)", settings.fuseau,
+                    current.fuseau)
+        current = replace(current, fuseau=settings.fuseau, fuseau_explicite=True)
+        active = projection_name(current.formule, settings.fuseau)
+        current = view.record_settings(active, current)
+        view.activate(active)
+    if settings.journal is not None and journal != current.journal:
+        if current.journal_explicite:
+            raise ProjectionMismatch(
+                f"the bilan is joined with journal {current.journal}, not {journal}: pass "
+                "that one (or leave it unset), or delete projections.sqlite while the "
+                "server is stopped to rebuild it")
+        log.warning("projection %s: rebuilding it with journal %s", active, journal)
+        current = replace(current, journal=journal, journal_explicite=True)
+        view.reset(active, current)
+    if (view.max_tracking_id(active) or 0) > store.head():
+        # The view outlived its store (the store file was replaced or deleted): its
+        # figures describe events that are not there. It is derived data: rebuild it.
+        log.warning("projection %s is past the store's head: rebuilding it", active)
+        view.reset(active)
+    return current
 
 
 @contextmanager
@@ -135,23 +156,18 @@ def open_services(settings: Settings, *, run_projections: bool = True) -> Iterat
     try:
         view = SQLiteBilanView(datastore)
         view.create_table()
-        name = BilanProjection.tracking_name_of(V1)
-        if (view.max_tracking_id(name) or 0) > store.head():
-            # The view outlived its store (the store file was replaced or deleted): its
-            # figures describe events that are not there. It is derived data: rebuild it.
-            log.warning("projection %s is past the store's head: rebuilding it", name)
-            view.reset(name)
-        recorded = _projection_settings(view, name, settings)
+        recorded = _open_active(view, store, settings)
         settings = replace(settings, fuseau=recorded.fuseau, journal=Path(recorded.journal))
-        projection = BilanProjection(view, ZoneInfo(recorded.fuseau), V1)
+        projection = BilanProjection(view, ZoneInfo(recorded.fuseau),
+                                     FORMULES[recorded.formule])
         runner = CatchUpRunner(store.recorder, store.mapper, projection,
                                journal=JournalFollower(view, Path(recorded.journal)),
-                               poll_interval=settings.poll_interval)
+                               follow_active=True, poll_interval=settings.poll_interval)
         store.on_append(runner.wake)
         if run_projections:
             runner.start()
         try:
-            yield Services(settings, store, projection, runner)
+            yield Services(settings, store, runner)
         finally:
             runner.stop()
     finally:

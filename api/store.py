@@ -24,10 +24,19 @@ from eventsourcing.persistence import (
     ConnectionPoolClosedError,
     IntegrityError,
     PersistenceError,
+    StoredEvent,
 )
 from eventsourcing.utils import Environment, EnvType
 
-from domain.events import STORED_CLASSES, EvenementRecu, Received, stream_id
+from domain.events import (
+    STORED_CLASSES,
+    ConflitRecu,
+    EvenementRecu,
+    Received,
+    canonical,
+    conflict_stream_id,
+    stream_id,
+)
 
 log = logging.getLogger(__name__)
 
@@ -47,11 +56,13 @@ class StoreUnavailable(Exception):
 class Appended:
     """Outcome of one append: ``recus`` newly stored, ``doublons`` ignored (ADR-0003).
 
-    ``recus + doublons`` is the batch size.
+    ``recus + doublons`` is the batch size; ``conflits``: doublons whose content differs
+    from the version kept (ADR-0003, SPEC "Wire contract").
     """
 
     recus: int
     doublons: int
+    conflits: int = 0
 
 
 def iso_utc(moment: datetime) -> str:
@@ -111,26 +122,70 @@ class EventStore(Application[UUID]):
         it is stored.
         """
         first_seen: dict[UUID, Received] = {}
+        repeats: list[Received] = []
         for ev in evenements:
-            first_seen.setdefault(stream_id(ev.id), ev)
+            if first_seen.setdefault(stream_id(ev.id), ev) is not ev:
+                repeats.append(ev)
         try:
             for _ in range(SAVE_ATTEMPTS):
                 stored = self._stored(list(first_seen))
                 new = [ev for sid, ev in first_seen.items() if sid not in stored]
+                differing = self._differing(first_seen, stored, repeats)
+                conflicts = {conflict_stream_id(ev.id, ev.payload): ev for ev in differing}
+                unseen = set(conflicts) - self._stored(list(conflicts))
                 try:
-                    if new:
-                        self.save(*self._domain_events(new))
+                    if new or unseen:
+                        self.save(*self._domain_events(new),
+                                  *self._conflict_events(conflicts, unseen))
                 except IntegrityError:
                     # Another writer stored one of these ids since the check: the whole
                     # save rolled back; filter again against what is now stored.
                     continue
-                if new:
+                if new or unseen:
                     self._notify_listeners()
-                return Appended(len(new), len(evenements) - len(new))
+                return Appended(len(new), len(evenements) - len(new), len(differing))
         except (PersistenceError, ConnectionPoolClosedError) as exc:
             log.warning("event store unavailable: %s", exc)
             raise StoreUnavailable(str(exc)) from None
         raise StoreUnavailable(f"lost the race to other writers {SAVE_ATTEMPTS} times")
+
+    def _differing(self, first_seen: dict[UUID, Received], stored: set[UUID],
+                   repeats: list[Received]) -> list[Received]:
+        """The doublons whose content differs from the version kept: the stored one, or
+        the batch's first occurrence. Only doublons are compared (one read of their
+        stored payloads), so a batch of new events costs nothing here."""
+        kept = {sid: canonical(ev.payload) for sid, ev in first_seen.items()
+                if sid not in stored}
+        kept.update(self._stored_payloads([sid for sid in first_seen if sid in stored]))
+        candidates = [ev for sid, ev in first_seen.items() if sid in stored] + repeats
+        return [ev for ev in candidates if canonical(ev.payload) != kept[stream_id(ev.id)]]
+
+    def _stored_payloads(self, ids: list[UUID]) -> dict[UUID, str]:
+        """The canonical payload of each stored stream of ``ids``: one query."""
+        if not ids:
+            return {}
+        recorder: Any = self.recorder
+        marks = ",".join("?" * len(ids))
+        with recorder.datastore.transaction(commit=False) as cursor:
+            cursor.execute(
+                "SELECT originator_id, originator_version, topic, state "
+                f"FROM {recorder.events_table_name} WHERE originator_id IN ({marks})",
+                [i.hex for i in ids],
+            )
+            rows = cursor.fetchall()
+        payloads = {}
+        for originator_id, version, topic, state in rows:
+            event = self.mapper.to_domain_event(
+                StoredEvent(UUID(originator_id), version, topic, state))
+            payloads[event.originator_id] = canonical(json.loads(event.payload))
+        return payloads
+
+    def _conflict_events(self, conflicts: dict[UUID, Received],
+                         unseen: set[UUID]) -> list[EvenementRecu]:
+        now = self._clock()
+        return [ConflitRecu(originator_id=sid, originator_version=1, timestamp=now,
+                            payload=canonical(ev.payload), recu_le=iso_utc(now))
+                for sid, ev in conflicts.items() if sid in unseen]
 
     def head(self) -> int:
         """The store's last notification id (0 when empty). Raises ``PersistenceError``."""

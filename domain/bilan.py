@@ -16,6 +16,7 @@ from typing import Any
 
 from domain.events import Correction, Delegation, Pilotage, Received
 from domain.formulas import Formule
+from domain.tarifs import tarif
 
 
 @dataclass(frozen=True)
@@ -160,11 +161,23 @@ class FiguresModele:
         return FiguresModele(1, u.input_tokens, u.output_tokens, u.cache_read_input_tokens,
                              u.cache_creation_input_tokens, formule.cout_pilotage(pilotage))
 
-    def as_dict(self) -> dict[str, Any]:
+    def usd(self, modele: str) -> float | None:
+        """What these turns cost at ``modele``'s API prices, USD (``domain.tarifs``), to
+        the micro-dollar; None for a model without a known price, never 0."""
+        price = tarif(modele)
+        if price is None:
+            return None
+        total = (self.input_tokens * price.input + self.output_tokens * price.output
+                 + self.cache_creation_input_tokens * price.cache_write
+                 + self.cache_read_input_tokens * price.cache_read) / 1_000_000
+        return round(float(total), 6)
+
+    def as_dict(self, modele: str) -> dict[str, Any]:
         """The model cell's wire shape: the six figures (pilotage = cout; a model steers,
-        it saves nothing itself: ADR-0006), ``tours`` and ``usage``."""
+        it saves nothing itself: ADR-0006), ``tours``, ``usage`` and ``usd``."""
         return {
             **Figures(pilotage=self.cout).as_dict(),
+            "usd": self.usd(modele),
             "tours": self.tours,
             "usage": {
                 "input_tokens": self.input_tokens,

@@ -229,6 +229,24 @@ class CorrectionRecue(EvenementRecu):
     """A stored ``correction`` event."""
 
 
+class ConflitRecu(EvenementRecu):
+    """A re-sent id whose content differs from the stored version: the differing payload,
+    kept as evidence in a stream of its own (``conflict_stream_id``). It never replaces the
+    first version; it only counts under its client's ``conflits`` (SPEC, "Wire contract")."""
+
+
+def canonical(payload: Mapping[str, Any]) -> str:
+    """The payload as canonical JSON text (sorted keys, no spaces): equal content, equal
+    text, whatever the key order or spacing the plugin used."""
+    return json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def conflict_stream_id(event_id: str, payload: Mapping[str, Any]) -> UUID:
+    """The stream of one differing version of ``event_id``: uuid5 of the id and of the
+    canonical payload, so the same differing version re-sent is recorded once."""
+    return uuid5(NAMESPACE_URL, f"/economies/conflit/{event_id}/{canonical(payload)}")
+
+
 STORED_CLASSES: Mapping[str, type[EvenementRecu]] = {
     "delegation": DelegationRecue,
     "pilotage": PilotageRecu,

@@ -7,10 +7,13 @@ estimations" (``estimer``), "Calcul du coût" (``cout_pilotage``), "Événement 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 
 from domain.events import Correction, Delegation, Estimation, Pilotage, Usage
+from domain.tarifs import ratios
 
 
 def js_round_div(numerator: int, denominator: int) -> int:
@@ -79,6 +82,24 @@ class Formule:
     cout_correction: Callable[[Correction], int]
 
 
+def js_round(value: Fraction) -> int:
+    """``Math.round(value)`` for an exact fraction: halves toward +infinity (ADR-0005)."""
+    return math.floor(value + Fraction(1, 2))
+
+
+def evites_serveur(d: Delegation) -> int:
+    """The delegation's evites recomputed from its raw counters, tokens (contract,
+    "Calcul des estimations"): lus = max(0, entree - consigne), ecrits = sortie, rendus =
+    ecrits for ``complet`` (the plugin's ``rendus`` for ``apercu``: the answer's length is
+    not sent), and the consigne and the reading count only without a subagent (agent_id
+    null). The consigne's length is not sent either: the plugin's ``consigne`` is used."""
+    e = d.estimation
+    lus = max(0, d.tokens_entree - e.consigne)
+    ecrits = d.tokens_sortie
+    rendus = ecrits if d.retour == "complet" else e.rendus
+    return lus + ecrits if d.agent_id is not None else lus + ecrits - (e.consigne + rendus)
+
+
 V1 = Formule(
     name="v1",
     evites=lambda d: d.estimation.evites,
@@ -87,5 +108,48 @@ V1 = Formule(
 )
 """The contract as it stands: the figures exactly as the plugin sent them."""
 
-FORMULES: Mapping[str, Formule] = {V1.name: V1}
-"""Registry of formulas by name; later formulas are added here (issue 4)."""
+V1_SERVEUR = Formule(
+    name="v1-serveur",
+    evites=evites_serveur,
+    cout_pilotage=lambda p: cout_pilotage(p.usage),
+    cout_correction=lambda c: cout_correction(c.tokens_lus, c.tokens_ecrits),
+)
+"""The contract's own formulas, recomputed by the server from the raw counters."""
+
+
+def _evites_pondere(d: Delegation) -> int:
+    # Claude would have read the input (input tokens) and written the output (output
+    # tokens); without a subagent it also writes the consigne and reads the answer back.
+    w, e = ratios(None), d.estimation
+    saved = e.lus * w.input + e.ecrits * w.output
+    if d.agent_id is None:
+        saved -= e.consigne * w.output + e.rendus * w.input
+    return js_round(saved)
+
+
+def _cout_pilotage_pondere(p: Pilotage) -> int:
+    w, u = ratios(p.modele), p.usage
+    return js_round(u.input_tokens * w.input + u.output_tokens * w.output
+                    + u.cache_creation_input_tokens * w.cache_write
+                    + u.cache_read_input_tokens * w.cache_read)
+
+
+def _cout_correction_pondere(c: Correction) -> int:
+    w = ratios(None)
+    return js_round(c.tokens_lus * w.input + c.tokens_ecrits * w.output)
+
+
+PONDERE = Formule(
+    name="pondere-v1",
+    evites=_evites_pondere,
+    cout_pilotage=_cout_pilotage_pondere,
+    cout_correction=_cout_correction_pondere,
+)
+"""Tokens weighted by kind, in input-token equivalents (contract, "Limites de
+l'estimation": a written token costs more than a read one). A pilotage uses its model's
+price ratios (``domain.tarifs``); delegations and corrections, whose Claude model is not
+sent, use the default ratios (output 5x, cache write 1.25x, cache read 0.1x)."""
+
+FORMULES: Mapping[str, Formule] = {f.name: f for f in (V1, V1_SERVEUR, PONDERE)}
+"""Registry of formulas by name (ADR-0009). A formula's name is its version: changing one
+means adding a new name, never editing a registered one."""

@@ -17,15 +17,22 @@ from typing import Any
 from eventsourcing.persistence import Tracking
 from eventsourcing.projection import Projection
 
-from domain.events import EvenementRecu
+from domain.events import ConflitRecu, EvenementRecu
 from domain.formulas import V1, Formule
 from projections.delta import PageDelta
 from projections.view import BilanSnapshot, BilanView
 
 
+def projection_name(formule: str, fuseau: str) -> str:
+    """The tracking name (and view key) of the bilan folded under ``formule`` with days cut
+    in ``fuseau``: ``bilan:<formule>:<fuseau>``. Each pair is its own projection, so a
+    replay builds beside the live one (ADR-0009)."""
+    return f"{BilanProjection.name}:{formule}:{fuseau}"
+
+
 class BilanProjection(Projection[BilanView]):
     """Folds stored events into the view under ``formule`` (default ``v1``), cutting days
-    in ``zone``. ``tracking_name`` (``bilan:<formule>``) names its position and rows.
+    in ``zone``. ``tracking_name`` (``projection_name``) names its position and rows.
     Pages are folded whole: one view transaction per page, not per event.
     """
 
@@ -35,12 +42,7 @@ class BilanProjection(Projection[BilanView]):
         super().__init__(view)
         self.zone = zone
         self.formule = formule
-        self.tracking_name = self.tracking_name_of(formule)
-
-    @classmethod
-    def tracking_name_of(cls, formule: Formule) -> str:
-        """The tracking name (and view key) of this projection under ``formule``."""
-        return f"{cls.name}:{formule.name}"
+        self.tracking_name = projection_name(formule.name, str(zone))
 
     def process_event(self, domain_event: Any, tracking: Tracking) -> None:
         """Fold one event (the library's per-event entry point): a page of one."""
@@ -56,7 +58,10 @@ class BilanProjection(Projection[BilanView]):
         """
         delta = PageDelta(self.formule, self.zone)
         for stored in events:
-            delta.add(stored.evenement())
+            if isinstance(stored, ConflitRecu):
+                delta.add_conflit(stored.evenement())
+            else:
+                delta.add(stored.evenement())
         self.view.fold(Tracking(self.tracking_name, last_id), delta, previous)
 
     def snapshot(self, par: str | None = None, depuis: str | None = None,

@@ -15,6 +15,7 @@ from datetime import tzinfo
 from functools import singledispatchmethod
 from typing import Any
 
+from domain.anomalies import anomalies
 from domain.bilan import Figures, FiguresModele, contribution, jour, parts_pilotage
 from domain.events import Correction, Delegation, Pilotage, Received
 from domain.formulas import Formule
@@ -82,7 +83,8 @@ class PageDelta:
     """Deltas of one page, by table key. ``zone`` buckets days; ``formule`` gives figures.
 
     ``clients[client]``, ``jours[(client, jour)]``, ``modeles[(client, modele)]``,
-    ``demandes[(client, demande_id)]``; ``evenements``: events in the page.
+    ``demandes[(client, demande_id)]``, ``anomalies[(client, kind)]``,
+    ``conflits[client]``; ``evenements``: events in the page.
     """
 
     formule: Formule
@@ -94,6 +96,9 @@ class PageDelta:
         default_factory=lambda: defaultdict(FiguresModele))
     demandes: defaultdict[tuple[str, str], DemandeDelta] = field(
         default_factory=lambda: defaultdict(DemandeDelta))
+    anomalies: defaultdict[tuple[str, str], int] = field(
+        default_factory=lambda: defaultdict(int))
+    conflits: defaultdict[str, int] = field(default_factory=lambda: defaultdict(int))
     evenements: int = 0
 
     def add(self, evenement: Received) -> None:
@@ -102,7 +107,16 @@ class PageDelta:
         self.clients[evenement.client] += figures
         self.jours[(evenement.client, jour(evenement.date, self.zone))] += figures
         self.evenements += 1
+        for kind in anomalies(evenement):
+            self.anomalies[(evenement.client, kind)] += 1
         self._per_type(evenement, figures)
+
+    def add_conflit(self, evenement: Received) -> None:
+        """Count one differing re-sent version (a stored ``ConflitRecu``) for its client:
+        a stored event, folded into no figure but ``conflits`` (SPEC, "Wire contract")."""
+        self.clients[evenement.client] += Figures(evenements=1)
+        self.conflits[evenement.client] += 1
+        self.evenements += 1
 
     @singledispatchmethod
     def _per_type(self, evenement: Any, figures: Figures) -> None:

@@ -14,9 +14,11 @@ import logging
 import threading
 import time
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from eventsourcing.persistence import ApplicationRecorder, IntegrityError, Mapper
 
+from domain.formulas import FORMULES
 from projections.bilan import BilanProjection
 from projections.journal import JournalFollower
 
@@ -28,6 +30,8 @@ class CatchUpRunner:
 
     ``recorder``/``mapper``: the event store's; ``journal``: MIAM's journal to join, read
     after each page (lines appended by MIAM are seen within ``poll_interval``);
+    ``follow_active``: before each step, switch to the projection the view names active
+    (a replay's switch reaches a running server without restart; ADR-0009);
     ``page_size``: notifications folded per
     view transaction; ``poll_interval``: seconds between looks at the log when nobody wakes
     the runner. Errors never kill the thread: they are logged, kept in ``last_error``, and
@@ -36,11 +40,13 @@ class CatchUpRunner:
 
     def __init__(self, recorder: ApplicationRecorder, mapper: Mapper[Any],
                  projection: BilanProjection, *, journal: JournalFollower | None = None,
-                 page_size: int = 500, poll_interval: float = 1.0, retry_delay: float = 0.5):
+                 follow_active: bool = False, page_size: int = 500,
+                 poll_interval: float = 1.0, retry_delay: float = 0.5):
         self.recorder = recorder
         self.mapper = mapper
         self.projection = projection
         self.journal = journal
+        self.follow_active = follow_active
         self.page_size = page_size
         self.poll_interval = poll_interval
         self.retry_delay = retry_delay
@@ -55,20 +61,38 @@ class CatchUpRunner:
         Raises the view's or recorder's ``PersistenceError`` (an ``IntegrityError`` when
         another runner folded the page first).
         """
-        position = self.projection.position()
+        projection = self.projection  # one projection per page, even across a switch
+        position = projection.position()
         page = self.recorder.select_notifications(
             start=position + 1, limit=self.page_size, inclusive_of_start=True
         )
         if not page:
             return 0
         events = [self.mapper.to_domain_event(n) for n in page]
-        self.projection.process_page(events, page[-1].id, previous=position)
+        projection.process_page(events, page[-1].id, previous=position)
         return len(page)
+
+    def follow_switch(self) -> bool:
+        """Move to the active projection if a replay switched it; return whether it did.
+        Raises the view's ``PersistenceError``, ``KeyError`` for an unknown formula."""
+        view = self.projection.view
+        active = view.active()
+        if active is None or active == self.projection.tracking_name:
+            return False
+        settings = view.settings_of(active)
+        if settings is None:
+            return False
+        self.projection = BilanProjection(view, ZoneInfo(settings.fuseau),
+                                          FORMULES[settings.formule])
+        log.info("projection switched to %s", active)
+        return True
 
     def step(self) -> int:
         """Fold the next page, then join new journal lines; return the work done (events
         and lines). Raises as ``fold_page`` and ``JournalFollower.follow`` do (an
         unreadable journal does not raise: it never holds the events back)."""
+        if self.follow_active:
+            self.follow_switch()
         done = self.fold_page()
         if self.journal is not None:
             done += self.journal.follow()
@@ -120,6 +144,8 @@ class CatchUpRunner:
         return True
 
     def _caught_up(self, position: int) -> bool:
+        if self.follow_active:
+            self.follow_switch()
         if self.projection.position() < position:
             return False
         return self.journal is None or self.journal.caught_up()

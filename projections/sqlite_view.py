@@ -27,7 +27,7 @@ from projections.view import (
     ProjectionSettings,
 )
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """``PRAGMA user_version`` of the view's tables: an older file is rebuilt from the store, a
 newer one (written by a later release) is refused rather than wiped."""
 
@@ -36,7 +36,7 @@ _CHUNK = 500  # ids per IN (...) list: far below SQLite's bound on variables
 _FIGURES = "delegations, evites, pilotage, corrections"
 _FIGURES_OF_D = "d.delegations, d.evites, d.pilotage, d.corrections"
 _TABLES = ("bilan_clients", "bilan_state", "bilan_jours", "bilan_modeles", "bilan_demandes",
-           "bilan_outils", "bilan_liens", "bilan_groupes")
+           "bilan_outils", "bilan_liens", "bilan_groupes", "bilan_anomalies")
 _JOURNAL_TABLES = ("journal_valeurs", "journal_demandes", "journal_suivi")
 _ADD = ("{c} = {c} + excluded.{c}").format
 
@@ -65,10 +65,16 @@ class SQLiteBilanView(SQLiteTrackingRecorder, BilanView):
             "CREATE TABLE IF NOT EXISTS bilan_state (projection TEXT PRIMARY KEY, "
             "evenements INTEGER NOT NULL, fuseau TEXT NOT NULL, "
             "fuseau_explicite INTEGER NOT NULL, journal TEXT NOT NULL, "
-            "journal_explicite INTEGER NOT NULL) WITHOUT ROWID",
+            "journal_explicite INTEGER NOT NULL, formule TEXT NOT NULL) WITHOUT ROWID",
+            # Which projection serves: one row, switched in one statement (ADR-0009).
+            "CREATE TABLE IF NOT EXISTS bilan_actif (cle TEXT PRIMARY KEY, "
+            "projection TEXT NOT NULL) WITHOUT ROWID",
             f"CREATE TABLE IF NOT EXISTS bilan_clients (projection TEXT, client TEXT, "
-            f"{figures}, evenements INTEGER NOT NULL, "
+            f"{figures}, evenements INTEGER NOT NULL, conflits INTEGER NOT NULL, "
             "PRIMARY KEY (projection, client)) WITHOUT ROWID",
+            "CREATE TABLE IF NOT EXISTS bilan_anomalies (projection TEXT, client TEXT, "
+            "kind TEXT, nombre INTEGER NOT NULL, PRIMARY KEY (projection, client, kind)) "
+            "WITHOUT ROWID",
             f"CREATE TABLE IF NOT EXISTS bilan_jours (projection TEXT, jour TEXT, client TEXT, "
             f"{figures}, PRIMARY KEY (projection, jour, client)) WITHOUT ROWID",
             "CREATE TABLE IF NOT EXISTS bilan_modeles (projection TEXT, modele TEXT, "
@@ -120,6 +126,13 @@ class SQLiteBilanView(SQLiteTrackingRecorder, BilanView):
         (derived data: it is rebuilt from the store). Raises ``ProjectionMismatch`` for a
         file of a newer version. Two processes starting on a fresh directory race to insert
         the library's ``__migration__`` row: the loser retries."""
+        with self.datastore.transaction(commit=False) as c:
+            c.execute("PRAGMA user_version")
+            version = c.fetchone()[0]
+        if version == SCHEMA_VERSION:
+            # Nothing to migrate: no write, so no lock to wait for while a runner folds.
+            self._create_missing_tables()
+            return
         with self.datastore.transaction(commit=True) as c:
             c.execute("PRAGMA user_version")
             version = c.fetchone()[0]
@@ -128,10 +141,13 @@ class SQLiteBilanView(SQLiteTrackingRecorder, BilanView):
                     f"the projections file has schema {version}, newer than this release's "
                     f"{SCHEMA_VERSION}: upgrade miam-economies, or delete projections.sqlite")
             if 0 < version < SCHEMA_VERSION:
-                for table in (*_TABLES, *_JOURNAL_TABLES):
+                for table in (*_TABLES, *_JOURNAL_TABLES, "bilan_actif"):
                     c.execute(f"DROP TABLE IF EXISTS {table}")
                 c.execute("DELETE FROM tracking WHERE application_name LIKE 'bilan:%'")
             c.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        self._create_missing_tables()
+
+    def _create_missing_tables(self) -> None:
         try:
             super().create_table()
         except IntegrityError:
@@ -154,11 +170,18 @@ class SQLiteBilanView(SQLiteTrackingRecorder, BilanView):
                     f"{name}: this runner cuts days in {delta.zone}, the projection's "
                     f"settings are {tuple(recorded) if recorded else 'gone'}: restart it")
             c.executemany(
-                "INSERT INTO bilan_clients VALUES (?, ?, ?, ?, ?, ?, ?) "
+                "INSERT INTO bilan_clients VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (projection, client) DO UPDATE SET "
-                + _add_all("delegations", "evites", "pilotage", "corrections", "evenements"),
+                + _add_all("delegations", "evites", "pilotage", "corrections", "evenements",
+                           "conflits"),
                 [(name, client, f.delegations, f.evites, f.pilotage, f.corrections,
-                  f.evenements) for client, f in delta.clients.items()],
+                  f.evenements, delta.conflits.get(client, 0))
+                 for client, f in delta.clients.items()],
+            )
+            c.executemany(
+                "INSERT INTO bilan_anomalies VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (projection, client, kind) DO UPDATE SET " + _add_all("nombre"),
+                [(name, client, kind, n) for (client, kind), n in delta.anomalies.items()],
             )
             c.executemany(
                 "INSERT INTO bilan_jours VALUES (?, ?, ?, ?, ?, ?, ?) "
@@ -316,21 +339,58 @@ class SQLiteBilanView(SQLiteTrackingRecorder, BilanView):
     def record_settings(self, name: str, wanted: ProjectionSettings) -> ProjectionSettings:
         """See ``BilanView.record_settings``."""
         with self.datastore.transaction(commit=True) as c:
-            c.execute("INSERT INTO bilan_state VALUES (?, 0, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            c.execute("INSERT INTO bilan_state VALUES (?, 0, ?, ?, ?, ?, ?) "
+                      "ON CONFLICT DO NOTHING",
                       (name, wanted.fuseau, wanted.fuseau_explicite, wanted.journal,
-                       wanted.journal_explicite))
-            c.execute("SELECT fuseau, journal, fuseau_explicite, journal_explicite "
-                      "FROM bilan_state WHERE projection = ?", (name,))
-            fuseau, journal, fuseau_explicite, journal_explicite = c.fetchone()
-        return ProjectionSettings(fuseau, journal, bool(fuseau_explicite),
-                                  bool(journal_explicite))
+                       wanted.journal_explicite, wanted.formule))
+            recorded = self._settings(c, name)
+        assert recorded is not None
+        return recorded
 
-    def reset(self, name: str) -> None:
+    def settings_of(self, name: str) -> ProjectionSettings | None:
+        """See ``BilanView.settings_of``."""
+        with self.datastore.transaction(commit=False) as c:
+            return self._settings(c, name)
+
+    @staticmethod
+    def _settings(c: SQLiteCursor, name: str) -> ProjectionSettings | None:
+        c.execute("SELECT fuseau, journal, fuseau_explicite, journal_explicite, formule "
+                  "FROM bilan_state WHERE projection = ?", (name,))
+        row = c.fetchone()
+        if row is None:
+            return None
+        fuseau, journal, fuseau_explicite, journal_explicite, formule = row
+        return ProjectionSettings(fuseau, journal, bool(fuseau_explicite),
+                                  bool(journal_explicite), formule)
+
+    def active(self) -> str | None:
+        """See ``BilanView.active``."""
+        with self.datastore.transaction(commit=False) as c:
+            c.execute("SELECT projection FROM bilan_actif WHERE cle = 'bilan'")
+            row = c.fetchone()
+        return None if row is None else str(row[0])
+
+    def activate(self, name: str) -> None:
+        """See ``BilanView.activate``."""
+        with self.datastore.transaction(commit=True) as c:
+            c.execute("INSERT INTO bilan_actif VALUES ('bilan', ?) "
+                      "ON CONFLICT (cle) DO UPDATE SET projection = excluded.projection",
+                      (name,))
+
+    def reset(self, name: str, settings: ProjectionSettings | None = None) -> None:
         """See ``BilanView.reset``."""
         with self.datastore.transaction(commit=True) as c:
             c.execute("DELETE FROM tracking WHERE application_name = ?", (name,))
             for table in _TABLES:
-                c.execute(f"DELETE FROM {table} WHERE projection = ?", (name,))
+                if table != "bilan_state":
+                    c.execute(f"DELETE FROM {table} WHERE projection = ?", (name,))
+            c.execute("UPDATE bilan_state SET evenements = 0 WHERE projection = ?", (name,))
+            if settings is not None:
+                c.execute("UPDATE bilan_state SET fuseau = ?, fuseau_explicite = ?, "
+                          "journal = ?, journal_explicite = ?, formule = ? "
+                          "WHERE projection = ?",
+                          (settings.fuseau, settings.fuseau_explicite, settings.journal,
+                           settings.journal_explicite, settings.formule, name))
 
     # --- Reads -------------------------------------------------------------------------
 
@@ -351,9 +411,16 @@ class SQLiteBilanView(SQLiteTrackingRecorder, BilanView):
             c.execute("SELECT evenements, fuseau, journal FROM bilan_state "
                       "WHERE projection = ?", (name,))
             evenements, fuseau, journal = c.fetchone() or (0, None, None)
-            c.execute(f"SELECT client, {_FIGURES}, evenements FROM bilan_clients "
+            c.execute(f"SELECT client, {_FIGURES}, evenements, conflits FROM bilan_clients "
                       "WHERE projection = ?", (name,))
-            clients = {r[0]: Figures(*r[1:]) for r in c.fetchall()}
+            rows = c.fetchall()
+            clients = {r[0]: Figures(*r[1:6]) for r in rows}
+            conflits = {r[0]: r[6] for r in rows}
+            c.execute("SELECT client, kind, nombre FROM bilan_anomalies WHERE projection = ? "
+                      "ORDER BY kind", (name,))
+            anomalies: defaultdict[str, dict[str, int]] = defaultdict(dict)
+            for client, kind, nombre in c.fetchall():
+                anomalies[client][kind] = nombre
             # Pilotages and corrections reaching a demande still without its delegation.
             # CROSS JOIN fixes the loop order: the few waiting demandes (partial index)
             # first, then their links; left to itself the planner scans every link.
@@ -366,7 +433,7 @@ class SQLiteBilanView(SQLiteTrackingRecorder, BilanView):
             groupes = None if par is None else self._groupes(
                 c, name, par, depuis, jusqu_au, clients)
         return BilanSnapshot(formule, position, evenements, clients, en_attente, fuseau,
-                             par, groupes)
+                             par, groupes, anomalies, conflits)
 
     def _groupes(self, c: SQLiteCursor, name: str, par: str, depuis: str | None,
                  jusqu_au: str | None,
@@ -383,7 +450,7 @@ class SQLiteBilanView(SQLiteTrackingRecorder, BilanView):
                       "cache_read_input_tokens, cache_creation_input_tokens, cout "
                       "FROM bilan_modeles WHERE projection = ? ORDER BY modele", (name,))
             for modele, client, *counts in c.fetchall():
-                out[modele][client] = FiguresModele(*counts).as_dict()
+                out[modele][client] = FiguresModele(*counts).as_dict(modele)
             return dict(out)
         elif par == "demande":
             c.execute(f"SELECT demande_id, client, {_FIGURES} FROM bilan_demandes "

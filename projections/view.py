@@ -41,12 +41,13 @@ class JournalLine:
 class ProjectionSettings:
     """What a projection's figures depend on besides the events: ``fuseau`` (IANA zone the
     days are cut in) and ``journal`` (the journal file's absolute path), each with whether
-    someone chose it explicitly (ADR-0008)."""
+    someone chose it explicitly (ADR-0008), and the ``formule`` it folds with (ADR-0009)."""
 
     fuseau: str
     journal: str
     fuseau_explicite: bool = False
     journal_explicite: bool = False
+    formule: str = "v1"
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,8 @@ class BilanSnapshot:
     ``evenements`` summed is the conservation's ``comptes``); ``en_attente``: pilotages and
     corrections of which some demande has no delegation yet; ``fuseau``: the zone the days
     are cut in (None before the projection is opened once); ``par``/``groupes``: the
-    breakdown asked, if any.
+    breakdown asked, if any; ``anomalies`` (client -> kind -> events) and ``conflits``
+    (client -> differing re-sent versions).
     """
 
     formule: str
@@ -69,6 +71,8 @@ class BilanSnapshot:
     fuseau: str | None = None
     par: str | None = None
     groupes: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None
+    anomalies: Mapping[str, Mapping[str, int]] | None = None
+    conflits: Mapping[str, int] | None = None
 
     def as_dict(self, tete: int, stockes: int, genere_le: str) -> dict[str, Any]:
         """The bilan's wire shape (SPEC, "Interfaces"): ``economies`` (clients sorted by
@@ -80,9 +84,22 @@ class BilanSnapshot:
         ``comptes`` > ``stockes``); ``genere_le``: when, ISO 8601. No events gives an empty
         ``economies`` and zero totals.
         """
+        anomalies = self.anomalies or {}
+        conflits = self.conflits or {}
+
+        def figures(f: Figures, kinds: Mapping[str, int], conflicts: int) -> dict[str, Any]:
+            return {**f.as_dict(), "anomalies": dict(kinds), "conflits": conflicts}
+
+        all_kinds: dict[str, int] = {}
+        for kinds in anomalies.values():
+            for kind, n in kinds.items():
+                all_kinds[kind] = all_kinds.get(kind, 0) + n
         bilan: dict[str, Any] = {
-            "economies": {name: self.clients[name].as_dict() for name in sorted(self.clients)},
-            "total": total(self.clients.values()).as_dict(),
+            "economies": {name: figures(self.clients[name], anomalies.get(name, {}),
+                                        conflits.get(name, 0))
+                          for name in sorted(self.clients)},
+            "total": figures(total(self.clients.values()), all_kinds,
+                             sum(conflits.values())),
             "formule": self.formule,
             "position": self.position,
             "provenance": {
@@ -126,7 +143,8 @@ class BilanView(TrackingRecorder, ABC):
       demandes to the groups of the projections built on that journal, in one
       transaction, with the same compare-and-set on the offset.
     * Reads (``snapshot``, ``demande``, ``journal_state``) each run in one transaction;
-      ``reset(name)`` forgets a projection (figures, groups, settings, position).
+      ``reset(name)`` forgets a projection's figures, groups and position.
+    * ``active()``/``activate(name)``: which projection serves the bilan (ADR-0009).
     """
 
     @abstractmethod
@@ -137,6 +155,18 @@ class BilanView(TrackingRecorder, ABC):
     def record_settings(self, name: str, wanted: ProjectionSettings) -> ProjectionSettings:
         """Record ``wanted`` for projection ``name`` unless settings are recorded; return
         the recorded ones."""
+
+    @abstractmethod
+    def active(self) -> str | None:
+        """The name of the projection that serves the bilan (None before any)."""
+
+    @abstractmethod
+    def activate(self, name: str) -> None:
+        """Make projection ``name`` the one that serves, atomically (ADR-0009)."""
+
+    @abstractmethod
+    def settings_of(self, name: str) -> ProjectionSettings | None:
+        """Projection ``name``'s recorded settings, or None if it was never opened."""
 
     @abstractmethod
     def fold_journal(self, chemin: str, previous: int, offset: int, fichier: str,
@@ -162,5 +192,7 @@ class BilanView(TrackingRecorder, ABC):
         for an id never seen), in the shape of ``GET /economies/demandes/{id}``."""
 
     @abstractmethod
-    def reset(self, name: str) -> None:
-        """Delete projection ``name``'s figures, groups, settings and tracking position."""
+    def reset(self, name: str, settings: ProjectionSettings | None = None) -> None:
+        """Delete projection ``name``'s figures, groups and tracking position (a runner
+        still folding it starts again from 0: its next compare-and-set fails); keep its
+        settings, or replace them with ``settings``."""

@@ -106,7 +106,8 @@ def batches(events: list[dict[str, Any]], rng: random.Random,
 
 
 def expected_bilan(events: list[dict[str, Any]]) -> dict[str, Any]:
-    """The per-client figures and total of ``events``, counting each id once (first wins)."""
+    """The per-client figures and total of ``events``, counting each id once (first wins);
+    the corpus is built without anomalies or conflicts, so those are empty."""
     first: dict[str, dict[str, Any]] = {}
     for e in events:
         first.setdefault(e["id"], e)
@@ -125,7 +126,7 @@ def expected_bilan(events: list[dict[str, Any]]) -> dict[str, Any]:
     def finish(row: dict[str, int]) -> dict[str, Any]:
         net = row["evites"] - row["pilotage"] - row["corrections"]
         taux = row["corrections"] / row["evites"] if row["evites"] > 0 else None
-        return {**row, "net": net, "taux_reprise": taux}
+        return {**row, "net": net, "taux_reprise": taux, "anomalies": {}, "conflits": 0}
 
     grand = {k: sum(r[k] for r in sums.values())
              for k in ("delegations", "evites", "pilotage", "corrections")}

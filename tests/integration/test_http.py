@@ -18,7 +18,7 @@ import pytest
 from tests.conftest import EXAMPLE_BATCH, TOKEN, LiveServer
 
 EXPECTED_CLAUDE_CODE = {"delegations": 1, "evites": 4900, "pilotage": 2000, "corrections": 0,
-                        "net": 2900, "taux_reprise": 0.0}
+                        "net": 2900, "taux_reprise": 0.0, "anomalies": {}, "conflits": 0}
 LIMIT = 1_048_576
 
 
@@ -61,15 +61,19 @@ def test_a_resent_id_with_other_content_keeps_the_first_version(server: LiveServ
     server.post(EXAMPLE_BATCH)
     changed = copy.deepcopy(EXAMPLE_BATCH)
     changed["evenements"][1]["cout"] = 999_999
-    assert server.post(changed).json() == {"ok": True, "recus": 0, "doublons": 2}
-    assert server.bilan()["economies"]["claude-code"]["pilotage"] == 2000
+    answer = {"ok": True, "recus": 0, "doublons": 2, "conflits": 1}
+    assert server.post(changed).json() == answer
+    assert server.post(changed).json() == answer  # counted again in the answer...
+    figures = server.bilan()["economies"]["claude-code"]
+    assert figures["pilotage"] == 2000
+    assert figures["conflits"] == 1  # ...but the differing version is recorded once
 
 
 def test_empty_store_gives_an_empty_section_and_zero_totals(server: LiveServer) -> None:
     bilan = server.bilan()
     assert bilan["economies"] == {}
     assert bilan["total"] == {"delegations": 0, "evites": 0, "pilotage": 0, "corrections": 0,
-                              "net": 0, "taux_reprise": None}
+                              "net": 0, "taux_reprise": None, "anomalies": {}, "conflits": 0}
     assert bilan["position"] == 0
 
 

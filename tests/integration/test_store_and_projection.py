@@ -60,7 +60,7 @@ def test_pilotage_before_its_delegation_gives_the_same_bilan(services: Services)
     append(services, DELEGATION)
     assert clients(services)["claude-code"] == {
         "delegations": 1, "evites": 4900, "pilotage": 2000, "corrections": 0, "net": 2900,
-        "taux_reprise": 0.0}
+        "taux_reprise": 0.0, "anomalies": {}, "conflits": 0}
 
 
 def test_correction_before_anything_is_counted_then_joined(services: Services) -> None:

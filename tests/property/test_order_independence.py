@@ -115,6 +115,13 @@ def test_every_projection_is_independent_of_arrival_order_and_resends(
                         + [("batch", events, False)])
     shuffled, recus = fold(plan)
     assert shuffled == canonical
-    assert {k: shuffled[k] for k in ("economies", "total")} == expected_bilan(events)
+    six = ("delegations", "evites", "pilotage", "corrections", "net", "taux_reprise")
+    figures = {"economies": {c: {k: f[k] for k in six}
+                             for c, f in shuffled["economies"].items()},
+               "total": {k: shuffled["total"][k] for k in six}}
+    expected = expected_bilan(events)
+    assert figures == {"economies": {c: {k: f[k] for k in six}
+                                     for c, f in expected["economies"].items()},
+                       "total": {k: expected["total"][k] for k in six}}
     assert shuffled["conservation"]["stockes"] == shuffled["conservation"]["comptes"] \
         == len(events) == recus

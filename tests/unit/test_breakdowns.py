@@ -288,8 +288,8 @@ def test_model_figures_add_field_by_field() -> None:
     assert a + FiguresModele() == a
 
 
-def test_model_figures_as_dict_gives_six_figures_tours_and_usage() -> None:
-    cell = FiguresModele(3, 800, 200, 10000, 7, 2500).as_dict()
+def test_model_figures_as_dict_gives_six_figures_usd_tours_and_usage() -> None:
+    cell = FiguresModele(3, 800, 200, 10000, 7, 2500).as_dict("claude-haiku-5-5")
     assert cell == {
         "delegations": 0,
         "evites": 0,
@@ -297,6 +297,7 @@ def test_model_figures_as_dict_gives_six_figures_tours_and_usage() -> None:
         "corrections": 0,
         "net": -2500,
         "taux_reprise": None,
+        "usd": None,  # a model without a known price: null, never 0
         "tours": 3,
         "usage": {"input_tokens": 800, "output_tokens": 200,
                   "cache_read_input_tokens": 10000, "cache_creation_input_tokens": 7},
@@ -572,3 +573,10 @@ def test_the_mixed_page_in_any_order_gives_the_delta_of_the_listed_order(
     shuffled: list[dict[str, Any]]
 ) -> None:
     assert snapshot(delta_of(shuffled, PARIS)) == snapshot(delta_of(MIXED, PARIS))
+
+
+def test_model_usd_prices_each_kind_of_token_at_the_models_rates() -> None:
+    # claude-sonnet-4-5: $3 in, $15 out, $3.75 cache write, $0.30 cache read per million.
+    turns = FiguresModele(1, 1_000_000, 100_000, 1_000_000, 10_000, 0)
+    assert turns.usd("claude-sonnet-4-5-20250929") == 4.8375  # 3 + 1.5 + 0.3 + 0.0375
+    assert turns.usd("claude-mystery-9") is None

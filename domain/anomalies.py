@@ -1,0 +1,70 @@
+"""Anomalies: where the plugin's figures disagree with the server's recomputation (pure).
+
+An anomalous event is kept and counted, never refused (SPEC, "Replay after a formula
+change"): the bilan shows a plugin bug instead of hiding it. Kinds, in the wire format:
+
+* ``evites``: ``estimation.evites`` differs from ``v1-serveur``'s recomputation;
+* ``estimation``: ``lus``, ``ecrits`` or (for ``complet``) ``rendus`` differ from the
+  contract's formulas of ``tokens_entree``, ``tokens_sortie`` and ``consigne``;
+* ``par_subagent``: it is not ``agent_id`` being non-null;
+* ``cout``: a pilotage's or a correction's ``cout`` differs from its counters' formula;
+* ``id``: the stable id does not follow the contract's pattern
+  (``<client>:<demande_id>``, ``<client>:<session_id>:<agent_id>:<turn_id>``,
+  ``<client>:<session_id>:<tool_use_id>``).
+"""
+
+from __future__ import annotations
+
+from functools import singledispatch
+
+from domain.events import Correction, Delegation, Pilotage, Received
+from domain.formulas import cout_correction, cout_pilotage, evites_serveur
+
+KINDS = ("evites", "estimation", "par_subagent", "cout", "id")
+"""Every anomaly kind, in the order they are reported."""
+
+
+@singledispatch
+def anomalies(evenement: Received) -> tuple[str, ...]:
+    """The anomaly kinds of one event (empty when the plugin's figures all agree).
+
+    Raises ``TypeError`` for anything but a received event.
+    """
+    raise TypeError(f"not a received event: {evenement!r}")
+
+
+@anomalies.register
+def _(d: Delegation) -> tuple[str, ...]:
+    e = d.estimation
+    found = []
+    if e.evites != evites_serveur(d):
+        found.append("evites")
+    rendus_ok = d.retour == "apercu" or e.rendus == e.ecrits
+    if e.lus != max(0, d.tokens_entree - e.consigne) or e.ecrits != d.tokens_sortie \
+            or not rendus_ok:
+        found.append("estimation")
+    if d.par_subagent != (d.agent_id is not None):
+        found.append("par_subagent")
+    if d.id != f"{d.client}:{d.demande_id}":
+        found.append("id")
+    return tuple(found)
+
+
+@anomalies.register
+def _(p: Pilotage) -> tuple[str, ...]:
+    found = []
+    if p.cout != cout_pilotage(p.usage):
+        found.append("cout")
+    if p.id != f"{p.client}:{p.session_id}:{p.agent_id}:{p.turn_id}":
+        found.append("id")
+    return tuple(found)
+
+
+@anomalies.register
+def _(c: Correction) -> tuple[str, ...]:
+    found = []
+    if c.cout != cout_correction(c.tokens_lus, c.tokens_ecrits):
+        found.append("cout")
+    if c.id != f"{c.client}:{c.session_id}:{c.tool_use_id}":
+        found.append("id")
+    return tuple(found)
