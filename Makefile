@@ -26,6 +26,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m bench.ingest
 	$(BIN)/python -m bench.read
+	$(BIN)/python -m bench.replay
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

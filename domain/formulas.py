@@ -120,10 +120,14 @@ V1_SERVEUR = Formule(
 def _evites_pondere(d: Delegation) -> int:
     # Claude would have read the input (input tokens) and written the output (output
     # tokens); without a subagent it also writes the consigne and reads the answer back.
+    # The counts are recomputed from the raw counters, as v1-serveur does.
     w, e = ratios(None), d.estimation
-    saved = e.lus * w.input + e.ecrits * w.output
+    lus = max(0, d.tokens_entree - e.consigne)
+    ecrits = d.tokens_sortie
+    rendus = ecrits if d.retour == "complet" else e.rendus
+    saved = lus * w.input + ecrits * w.output
     if d.agent_id is None:
-        saved -= e.consigne * w.output + e.rendus * w.input
+        saved -= e.consigne * w.output + rendus * w.input
     return js_round(saved)
 
 
@@ -146,7 +150,8 @@ PONDERE = Formule(
     cout_correction=_cout_correction_pondere,
 )
 """Tokens weighted by kind, in input-token equivalents (contract, "Limites de
-l'estimation": a written token costs more than a read one). A pilotage uses its model's
+l'estimation": a written token costs more than a read one), from the raw counters as
+``v1-serveur`` recomputes them. A pilotage uses its model's
 price ratios (``domain.tarifs``); delegations and corrections, whose Claude model is not
 sent, use the default ratios (output 5x, cache write 1.25x, cache read 0.1x)."""
 

@@ -51,7 +51,9 @@ of the table shares (output 5x, cache write 1.25x, cache read 0.1x)."""
 
 def tarif(modele: str) -> Tarif | None:
     """The price row of API model name ``modele`` (longest matching prefix), or None."""
-    matches = [prefix for prefix in TARIFS if modele.startswith(prefix)]
+    # A prefix matches the whole name or up to a "-": claude-opus-40 is not claude-opus-4.
+    matches = [prefix for prefix in TARIFS
+               if modele == prefix or modele.startswith(prefix + "-")]
     return TARIFS[max(matches, key=len)] if matches else None
 
 

@@ -160,3 +160,37 @@ def test_one_demande_reads_like_its_recomputation(loaded: Any) -> None:
             row["corrections"]
         assert (got["net"], got["taux_reprise"]) == (
             with_derived(row)["net"], with_derived(row)["taux_reprise"])
+
+
+def test_replay_under_v1_reproduces_the_live_bilan_and_the_server_follows(
+        loaded: Any) -> None:
+    # Last in this module: it switches the server's projection away and back.
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    server, _, _, _ = loaded
+    pars = ("jour", "modele", "demande", "preset", "format")
+    before = {par: server.client.get("/economies/bilan", params={"par": par,
+                                                                 "attendre": "1"}).json()
+              for par in pars}
+    script = Path(sys.executable).with_name("miam-economies")
+
+    def replay_to(zone: str) -> None:
+        done = subprocess.run([str(script), "replay", "--data", str(server.data),
+                               "--formule", "v1", "--fuseau", zone],
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert server.bilan()["provenance"]["fuseau"] == zone
+
+    replay_to("UTC")  # a new projection, folded from scratch while the server serves
+    for par in pars:
+        after = server.client.get("/economies/bilan", params={"par": par}).json()
+        keys = ("economies", "total", "conservation", "formule")
+        keys += () if par == "jour" else ("groupes",)  # days move with the zone
+        for key in keys:
+            assert after[key] == before[par][key], (par, key)
+    replay_to(FUSEAU)  # back to the first projection: it resumes, nothing lost
+    for par in pars:
+        after = server.client.get("/economies/bilan", params={"par": par}).json()
+        assert after["groupes"] == before[par]["groupes"], par

@@ -478,7 +478,14 @@ def test_an_unclamped_negative_lus_is_an_estimation_anomaly_alone() -> None:
 
 
 def test_ecrits_other_than_tokens_sortie_is_an_estimation_anomaly_alone() -> None:
-    assert anomalies(delegation({"ecrits": 899})) == ("estimation",)
+    # ecrits 899 with tokens_sortie 900; rendus follows ecrits (899) so only ecrits is off.
+    assert anomalies(delegation({"ecrits": 899, "rendus": 899})) == ("estimation",)
+
+
+def test_ecrits_other_than_tokens_sortie_in_an_apercu_is_an_estimation_anomaly() -> None:
+    # apercu: rendus (50) need not equal ecrits, but ecrits must still be tokens_sortie.
+    assert anomalies(delegation({"ecrits": 899, "rendus": 50}, retour="apercu")) == (
+        "estimation",)
 
 
 def test_rendus_other_than_ecrits_with_retour_complet_is_an_estimation_anomaly_alone() -> None:
@@ -602,3 +609,19 @@ def test_anomalies_of_something_that_is_not_an_event_raises_type_error(
 ) -> None:
     with pytest.raises(TypeError):
         anomalies(not_an_event)
+
+
+def test_a_model_name_matches_a_price_row_only_up_to_a_dash() -> None:
+    from domain.tarifs import tarif
+
+    assert tarif("claude-opus-40") is None
+    assert tarif("claude-opus-4") is not None
+    assert tarif("claude-opus-4-20250514") == tarif("claude-opus-4")
+
+
+def test_pondere_recomputes_the_delegations_counts_from_the_raw_counters() -> None:
+    from domain.formulas import PONDERE
+
+    payload = copy.deepcopy(EXAMPLE_BATCH["evenements"][0])
+    payload["estimation"]["lus"] = 1  # a wrong plugin figure: lus is 4100 - 100 = 4000
+    assert PONDERE.evites(from_payload(payload)) == 4000 + 5 * 900
