@@ -29,7 +29,7 @@ from rich.table import Table
 
 from api.app import create_app
 from api.miam import read_bilan
-from api.replay import UnknownFormula, list_anomalies
+from api.replay import ReplayRefused, UnknownFormula, list_anomalies
 from api.replay import compare as compare_formulas
 from api.replay import replay as replay_history
 from api.services import open_services
@@ -96,7 +96,7 @@ def serve(data: Path, fuseau: str | None, journal: Path | None, host: str, port:
     try:  # fail before serving, with a message, rather than in the lifespan
         with open_services(settings, run_projections=False):
             pass
-    except (ProjectionMismatch, ZoneInfoNotFoundError) as exc:
+    except (ProjectionMismatch, ZoneInfoNotFoundError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
     uvicorn.run(create_app(settings), host=host, port=port, log_level="info",
                 timeout_keep_alive=5)
@@ -139,7 +139,7 @@ def bilan(data: Path, fuseau: str | None, journal: Path | None, par: str | None,
     try:
         result = read_bilan(data, par=par, depuis=depuis, jusqu_au=jusqu_au, fuseau=fuseau,
                             journal=journal)
-    except (ProjectionMismatch, ZoneInfoNotFoundError) as exc:
+    except (ProjectionMismatch, ZoneInfoNotFoundError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
     if as_json:
         json.dump(result, sys.stdout, ensure_ascii=False, indent=2)
@@ -200,10 +200,15 @@ def _store_settings(data: Path) -> Settings:
               help=f"Formula to rebuild the bilan with: {', '.join(sorted(FORMULES))}.")
 @click.option("--fuseau", metavar="ZONE", help="Time zone of the rebuilt bilan's days "
               "(default: the active bilan's).")
-def replay(data: Path, formule: str, fuseau: str | None) -> None:
+@click.option("--reconstruire", is_flag=True,
+              help="Rebuild the projection from the first event even if it exists "
+                   "(not the one that serves).")
+def replay(data: Path, formule: str, fuseau: str | None, reconstruire: bool) -> None:
     """Rebuild the bilan from the event store under FORMULE (or ZONE), beside the one that
     serves, then switch to it. A running server keeps serving and ingesting, and follows
     the switch; interrupted, a replay resumes where it stopped."""
+    if fuseau is not None and not fuseau.strip():
+        raise click.BadParameter("give a zone, or leave the option out", param_hint="--fuseau")
     settings = _store_settings(data)
     columns = (TextColumn("replay"), BarColumn(), MofNCompleteColumn(),
                TextColumn("events"), TextColumn("{task.fields[rate]}"),
@@ -221,11 +226,18 @@ def replay(data: Path, formule: str, fuseau: str | None) -> None:
             bar.update(task, completed=done, total=total, rate=rate)
 
         try:
-            result = replay_history(settings, formule, fuseau, progress)
-        except (UnknownFormula, ZoneInfoNotFoundError, ProjectionMismatch) as exc:
+            result = replay_history(settings, formule, fuseau, progress,
+                                    reconstruire=reconstruire)
+        except (UnknownFormula, ReplayRefused, ZoneInfoNotFoundError, ValueError,
+                ProjectionMismatch) as exc:
             raise click.ClickException(str(exc)) from None
-    click.echo(f"{result['projection']}: {result['evenements']:,} events folded; "
-               "it now serves the bilan")
+    if result["active"] == result["projection"]:
+        click.echo(f"{result['projection']}: {result['evenements']:,} events folded; "
+                   "it serves the bilan")
+    else:
+        click.echo(f"{result['projection']}: {result['evenements']:,} events folded, but "
+                   f"another replay switched to {result['active']} meanwhile: not switched",
+                   err=True)
 
 
 @main.command()

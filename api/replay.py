@@ -9,23 +9,21 @@ runner follows without restart. Interrupted, it resumes from its own tracking po
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from eventsourcing.persistence import IntegrityError
-
-from api.services import Services, open_services
-from api.settings import Settings
+from api.services import build_projection, open_services
+from api.settings import Settings, machine_fuseau
+from api.store import EventStore, sqlite_env
 from domain.anomalies import anomalies
 from domain.events import ConflitRecu, EvenementRecu
 from domain.formulas import FORMULES
-from projections.bilan import BilanProjection, projection_name
+from projections.bilan import projection_name
 from projections.delta import PageDelta
-from projections.journal import JournalFollower
-from projections.runner import CatchUpRunner
 
 Progress = Callable[[int, int], None]
 """Called with (events folded, events in the store) as a replay advances."""
@@ -43,47 +41,45 @@ def _formule(name: str) -> Any:
             f"no formula {name!r}; known: {', '.join(sorted(FORMULES))}") from None
 
 
-def replay(settings: Settings, formule: str, fuseau: str | None = None,
-           progress: Progress | None = None) -> dict[str, Any]:
-    """Rebuild the bilan under ``formule`` (and zone ``fuseau``, default the active one),
-    then make it the one that serves; return ``{"projection", "evenements", "active"}``.
+class ReplayRefused(ValueError):
+    """A replay that would expose a half-built bilan (rebuilding the one that serves)."""
 
-    Raises ``UnknownFormula``, ``ZoneInfoNotFoundError``, and the view's or store's
-    ``PersistenceError``.
+
+def replay(settings: Settings, formule: str, fuseau: str | None = None,
+           progress: Progress | None = None, *, reconstruire: bool = False) -> dict[str, Any]:
+    """Build the bilan under ``formule`` (and zone ``fuseau``, default the active one)
+    beside the one that serves, then make it the one that serves; return
+    ``{"projection", "evenements", "active"}`` (``active`` is another name if a concurrent
+    replay switched first: then this one does not switch).
+
+    An existing projection of that name resumes from its position, unless
+    ``reconstruire`` (then it is rebuilt from the first event; not for the active one).
+    Raises ``UnknownFormula``, ``ReplayRefused``, ``ZoneInfoNotFoundError`` or
+    ``ValueError`` for a bad zone, ``ProjectionMismatch``, and ``PersistenceError``.
     """
     formula = _formule(formule)
+    if fuseau is not None:
+        ZoneInfo(fuseau)  # before anything is written
     with open_services(_following(settings), run_projections=False) as services:
         view, store = services.projection.view, services.store
         active = services.projection.tracking_name
         current = view.settings_of(active)
         assert current is not None
         zone = fuseau or current.fuseau
-        ZoneInfo(zone)
         name = projection_name(formula.name, zone)
-        wanted = replace(current, fuseau=zone, formule=formula.name,
-                         fuseau_explicite=current.fuseau_explicite or fuseau is not None)
-        view.record_settings(name, wanted)
-        if (view.max_tracking_id(name) or 0) > store.head():
+        if reconstruire and name == active:
+            raise ReplayRefused(
+                f"{name} serves the bilan: rebuilding it in place would serve it half-built; "
+                "replay into another formula or zone first")
+        view.record_settings(name, replace(
+            current, fuseau=zone, formule=formula.name,
+            fuseau_explicite=current.fuseau_explicite or fuseau is not None))
+        if reconstruire:
             view.reset(name)
-        projection = BilanProjection(view, ZoneInfo(zone), formula)
-        runner = CatchUpRunner(store.recorder, store.mapper, projection,
-                               journal=JournalFollower(view, Path(wanted.journal)))
-        while True:
-            head = store.head()
-            while projection.position() < head:
-                try:
-                    runner.fold_page()
-                except IntegrityError:
-                    continue  # another runner folded this page
-                if progress is not None:
-                    progress(projection.position(), store.head())
-            while runner.journal is not None and runner.journal.follow():
-                pass
-            if projection.position() >= store.head():
-                break  # caught up: appends after this are the live runner's to fold
-        view.activate(name)
+        projection = build_projection(store, view, name, progress)
+        switched = name == active or view.activate(name, expected=active)
         return {"projection": name, "evenements": projection.snapshot().evenements,
-                "active": name}
+                "active": name if switched else view.active()}
 
 
 def _following(settings: Settings) -> Settings:
@@ -91,36 +87,60 @@ def _following(settings: Settings) -> Settings:
     return replace(settings, fuseau=None)
 
 
-def _stored_events(services: Services, page: int = 500) -> Iterator[EvenementRecu]:
+def _read_only_store(settings: Settings) -> EventStore:
+    # compare and anomalies read the store only: no table is created, nothing written.
+    return EventStore(env={**sqlite_env(settings.store_path, settings.lock_timeout),
+                           "CREATE_TABLE": "n"})
+
+
+def _active_zone(settings: Settings) -> str:
+    """The active projection's zone, read without writing (else the given or the
+    machine's zone)."""
+    path = settings.projections_path
+    if path.exists():
+        try:
+            with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+                row = db.execute("SELECT s.fuseau FROM bilan_actif a JOIN bilan_state s "
+                                 "ON s.projection = a.projection").fetchone()
+            if row is not None:
+                return str(row[0])
+        except sqlite3.Error:
+            pass  # an older or foreign file: fall back, it is only for cutting days
+    return settings.fuseau or machine_fuseau()
+
+
+def _stored_events(store: EventStore, page: int = 500) -> Iterator[EvenementRecu]:
     """Every stored event, in store order, a page at a time."""
-    recorder, mapper = services.store.recorder, services.store.mapper
     position = 0
-    while notifications := recorder.select_notifications(start=position + 1, limit=page):
+    while notifications := store.recorder.select_notifications(start=position + 1,
+                                                                limit=page):
         for n in notifications:
-            yield mapper.to_domain_event(n)
+            yield store.mapper.to_domain_event(n)
         position = notifications[-1].id
 
 
 def compare(settings: Settings, formules: list[str], par: str = "client") -> dict[str, Any]:
     """Fold the whole store in memory under each of ``formules`` and return their figures
     side by side: ``{"par", "fuseau", "groupes": {key: {client: {formule: figures}}}}``
-    for ``par`` in ``client``, ``jour``, ``modele``. A dry run: nothing is written.
+    for ``par`` in ``client``, ``jour``, ``modele``, days cut in the active projection's
+    zone. A dry run: it opens the store read-only and writes nothing anywhere.
 
     Raises ``UnknownFormula`` and ``ValueError`` for another ``par``.
     """
     if par not in ("client", "jour", "modele"):
         raise ValueError(f"compare par client, jour or modele, not {par!r}")
+    if not formules:
+        raise UnknownFormula(f"name at least one formula: {', '.join(sorted(FORMULES))}")
     formulas = [_formule(name) for name in formules]
-    with open_services(_following(settings), run_projections=False) as services:
-        zone = services.projection.zone
-        deltas = [PageDelta(f, zone) for f in formulas]
-        for stored in _stored_events(services):
-            evenement = stored.evenement()
+    zone = ZoneInfo(_active_zone(settings))
+    deltas = [PageDelta(f, zone) for f in formulas]
+    with closing(_read_only_store(settings)) as store:
+        for stored in _stored_events(store):
             for delta in deltas:
                 if isinstance(stored, ConflitRecu):
-                    delta.add_conflit(evenement)
+                    delta.add_conflit(stored.client)
                 else:
-                    delta.add(evenement)
+                    delta.add(stored.evenement())
     groupes: dict[str, dict[str, dict[str, Any]]] = {}
     for formula, delta in zip(formulas, deltas, strict=True):
         if par == "client":
@@ -137,9 +157,10 @@ def compare(settings: Settings, formules: list[str], par: str = "client") -> dic
 
 def list_anomalies(settings: Settings) -> Iterator[dict[str, Any]]:
     """Every stored event whose plugin figures disagree with the server's recomputation:
-    ``{"id", "type", "client", "anomalies": [kinds], "recu_le"}``, in store order."""
-    with open_services(_following(settings), run_projections=False) as services:
-        for stored in _stored_events(services):
+    ``{"id", "type", "client", "anomalies": [kinds], "recu_le"}``, in store order. Reads
+    the store only."""
+    with closing(_read_only_store(settings)) as store:
+        for stored in _stored_events(store):
             if isinstance(stored, ConflitRecu):
                 continue
             evenement = stored.evenement()

@@ -7,7 +7,7 @@ closes it again; the HTTP app, the CLI and MIAM's own process all go through it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from eventsourcing.persistence import IntegrityError
 from eventsourcing.sqlite import SQLiteDatastore
 
 from api.settings import Settings, machine_fuseau
@@ -85,6 +86,34 @@ class Services:
         return first
 
 
+def build_projection(store: EventStore, view: SQLiteBilanView, name: str,
+                     progress: Callable[[int, int], None] | None = None) -> BilanProjection:
+    """Fold the store into projection ``name`` (settings already recorded) until it has
+    reached the store's head, from its own position (so an interrupted build resumes), and
+    join the journal; return it. It is not made active here. ``progress(done, total)`` is
+    called after each page. Raises the view's or store's ``PersistenceError``.
+    """
+    settings = view.settings_of(name)
+    assert settings is not None, f"no settings recorded for {name}"
+    if (view.max_tracking_id(name) or 0) > store.head():
+        view.reset(name)  # built on another store: start again
+    projection = BilanProjection(view, ZoneInfo(settings.fuseau), FORMULES[settings.formule])
+    runner = CatchUpRunner(store.recorder, store.mapper, projection,
+                           journal=JournalFollower(view, Path(settings.journal)))
+    while True:
+        while projection.position() < store.head():
+            try:
+                runner.fold_page()
+            except IntegrityError:
+                continue  # another runner folded this page
+            if progress is not None:
+                progress(projection.position(), store.head())
+        while runner.journal is not None and runner.journal.follow():
+            pass
+        if projection.position() >= store.head():
+            return projection  # appends after this are the live runner's to fold
+
+
 def _open_active(view: SQLiteBilanView, store: EventStore,
                  settings: Settings) -> ProjectionSettings:
     """Open the projection that serves (creating it the first time) and return its
@@ -92,9 +121,11 @@ def _open_active(view: SQLiteBilanView, store: EventStore,
 
     The first opening records the asked zone and journal (else the machine's zone and
     ``DIR/delegations.jsonl``), under formula ``v1``. Later openings follow the recorded
-    settings when theirs are unset. An explicit zone or journal other than a recorded
-    explicit one raises ``ProjectionMismatch`` (a zone changes by ``replay``); one other
-    than a recorded default is taken: nobody chose the old (logged).
+    settings when theirs are unset. An explicit journal other than the recorded one, or an
+    explicit zone other than a recorded explicit one, raises ``ProjectionMismatch`` (a
+    zone changes by ``replay``). An explicit zone other than a recorded default is taken:
+    the projection in that zone is built first, then made active (never served
+    half-built).
     """
     journal = str(settings.journal_path.resolve())
     active = view.active()
@@ -105,7 +136,12 @@ def _open_active(view: SQLiteBilanView, store: EventStore,
                                      settings.journal is not None, V1.name)
         active = projection_name(V1.name, fuseau)
         current = view.record_settings(active, current)
-        view.activate(active)
+        view.activate(active, expected=None)
+    if settings.journal is not None and journal != current.journal:
+        raise ProjectionMismatch(
+            f"the bilan is joined with journal {current.journal}, not {journal}: pass that "
+            "one (or leave it unset), or delete projections.sqlite while the server is "
+            "stopped to rebuild it with the new journal")
     if settings.fuseau is not None and settings.fuseau != current.fuseau:
         if current.fuseau_explicite:
             raise ProjectionMismatch(
@@ -113,21 +149,15 @@ def _open_active(view: SQLiteBilanView, store: EventStore,
                 f"--fuseau {current.fuseau} (or leave it unset), or move the bilan to "
                 f"{settings.fuseau} with `miam-economies replay --formule "
                 f"{current.formule} --fuseau {settings.fuseau}`")
-        log.warning("the bilan moves to zone %s (%s was a default)", settings.fuseau,
-                    current.fuseau)
-        current = replace(current, fuseau=settings.fuseau, fuseau_explicite=True)
-        active = projection_name(current.formule, settings.fuseau)
-        current = view.record_settings(active, current)
-        view.activate(active)
-    if settings.journal is not None and journal != current.journal:
-        if current.journal_explicite:
-            raise ProjectionMismatch(
-                f"the bilan is joined with journal {current.journal}, not {journal}: pass "
-                "that one (or leave it unset), or delete projections.sqlite while the "
-                "server is stopped to rebuild it")
-        log.warning("projection %s: rebuilding it with journal %s", active, journal)
-        current = replace(current, journal=journal, journal_explicite=True)
-        view.reset(active, current)
+        log.warning("the bilan moves to zone %s (%s was a default): building it first",
+                    settings.fuseau, current.fuseau)
+        target = projection_name(current.formule, settings.fuseau)
+        view.record_settings(target, replace(current, fuseau=settings.fuseau,
+                                             fuseau_explicite=True))
+        build_projection(store, view, target)
+        view.activate(target, expected=active)
+        active = view.active() or target
+        current = view.settings_of(active) or current
     if (view.max_tracking_id(active) or 0) > store.head():
         # The view outlived its store (the store file was replaced or deleted): its
         # figures describe events that are not there. It is derived data: rebuild it.

@@ -56,8 +56,9 @@ class StoreUnavailable(Exception):
 class Appended:
     """Outcome of one append: ``recus`` newly stored, ``doublons`` ignored (ADR-0003).
 
-    ``recus + doublons`` is the batch size; ``conflits``: doublons whose content differs
-    from the version kept (ADR-0003, SPEC "Wire contract").
+    ``recus + doublons`` is the batch size; ``conflits``: doublons of this batch whose
+    content differs from the version kept (ADR-0003, SPEC "Wire contract"). The bilan
+    counts differing versions once each, however often they are re-sent.
     """
 
     recus: int
@@ -131,7 +132,8 @@ class EventStore(Application[UUID]):
                 stored = self._stored(list(first_seen))
                 new = [ev for sid, ev in first_seen.items() if sid not in stored]
                 differing = self._differing(first_seen, stored, repeats)
-                conflicts = {conflict_stream_id(ev.id, ev.payload): ev for ev in differing}
+                conflicts = {conflict_stream_id(ev.id, ev.payload): (ev, client)
+                             for ev, client in differing}
                 unseen = set(conflicts) - self._stored(list(conflicts))
                 try:
                     if new or unseen:
@@ -150,18 +152,21 @@ class EventStore(Application[UUID]):
         raise StoreUnavailable(f"lost the race to other writers {SAVE_ATTEMPTS} times")
 
     def _differing(self, first_seen: dict[UUID, Received], stored: set[UUID],
-                   repeats: list[Received]) -> list[Received]:
-        """The doublons whose content differs from the version kept: the stored one, or
-        the batch's first occurrence. Only doublons are compared (one read of their
-        stored payloads), so a batch of new events costs nothing here."""
-        kept = {sid: canonical(ev.payload) for sid, ev in first_seen.items()
+                   repeats: list[Received]) -> list[tuple[Received, str]]:
+        """The doublons whose content differs from the version kept (the stored one, or
+        the batch's first occurrence), each with the kept version's client. Only doublons
+        are compared (one read of their stored payloads), so a batch of new events costs
+        nothing here."""
+        kept = {sid: (canonical(ev.payload), ev.client) for sid, ev in first_seen.items()
                 if sid not in stored}
         kept.update(self._stored_payloads([sid for sid in first_seen if sid in stored]))
         candidates = [ev for sid, ev in first_seen.items() if sid in stored] + repeats
-        return [ev for ev in candidates if canonical(ev.payload) != kept[stream_id(ev.id)]]
+        return [(ev, kept[stream_id(ev.id)][1]) for ev in candidates
+                if canonical(ev.payload) != kept[stream_id(ev.id)][0]]
 
-    def _stored_payloads(self, ids: list[UUID]) -> dict[UUID, str]:
-        """The canonical payload of each stored stream of ``ids``: one query."""
+    def _stored_payloads(self, ids: list[UUID]) -> dict[UUID, tuple[str, str]]:
+        """The canonical payload and the client of each stored stream of ``ids``: one
+        query."""
         if not ids:
             return {}
         recorder: Any = self.recorder
@@ -177,15 +182,17 @@ class EventStore(Application[UUID]):
         for originator_id, version, topic, state in rows:
             event = self.mapper.to_domain_event(
                 StoredEvent(UUID(originator_id), version, topic, state))
-            payloads[event.originator_id] = canonical(json.loads(event.payload))
+            payload = json.loads(event.payload)
+            payloads[event.originator_id] = (canonical(payload), payload["client"])
         return payloads
 
-    def _conflict_events(self, conflicts: dict[UUID, Received],
+    def _conflict_events(self, conflicts: dict[UUID, tuple[Received, str]],
                          unseen: set[UUID]) -> list[EvenementRecu]:
         now = self._clock()
         return [ConflitRecu(originator_id=sid, originator_version=1, timestamp=now,
-                            payload=canonical(ev.payload), recu_le=iso_utc(now))
-                for sid, ev in conflicts.items() if sid in unseen]
+                            payload=canonical(ev.payload), recu_le=iso_utc(now),
+                            client=client)
+                for sid, (ev, client) in conflicts.items() if sid in unseen]
 
     def head(self) -> int:
         """The store's last notification id (0 when empty). Raises ``PersistenceError``."""

@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import astuple, dataclass
 from datetime import date, datetime, tzinfo
+from fractions import Fraction
 from functools import singledispatch
+from math import floor
 from typing import Any
 
 from domain.events import Correction, Delegation, Pilotage, Received
@@ -167,10 +169,11 @@ class FiguresModele:
         price = tarif(modele)
         if price is None:
             return None
-        total = (self.input_tokens * price.input + self.output_tokens * price.output
-                 + self.cache_creation_input_tokens * price.cache_write
-                 + self.cache_read_input_tokens * price.cache_read) / 1_000_000
-        return round(float(total), 6)
+        micro_dollars = (self.input_tokens * price.input + self.output_tokens * price.output
+                         + self.cache_creation_input_tokens * price.cache_write
+                         + self.cache_read_input_tokens * price.cache_read)
+        # Exact until here; rounded once, halves up (ADR-0005), to whole micro-dollars.
+        return floor(micro_dollars + Fraction(1, 2)) / 1_000_000
 
     def as_dict(self, modele: str) -> dict[str, Any]:
         """The model cell's wire shape: the six figures (pilotage = cout; a model steers,

@@ -232,7 +232,10 @@ class CorrectionRecue(EvenementRecu):
 class ConflitRecu(EvenementRecu):
     """A re-sent id whose content differs from the stored version: the differing payload,
     kept as evidence in a stream of its own (``conflict_stream_id``). It never replaces the
-    first version; it only counts under its client's ``conflits`` (SPEC, "Wire contract")."""
+    first version; it only counts under ``conflits`` of ``client``, the client of the
+    version kept (SPEC, "Wire contract")."""
+
+    client: str
 
 
 def canonical(payload: Mapping[str, Any]) -> str:

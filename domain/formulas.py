@@ -144,16 +144,17 @@ def _cout_correction_pondere(c: Correction) -> int:
 
 
 PONDERE = Formule(
-    name="pondere-v1",
+    name="pondere-v1",  # defined on domain.tarifs as of 2025-11-24: a new table, a new name
     evites=_evites_pondere,
     cout_pilotage=_cout_pilotage_pondere,
     cout_correction=_cout_correction_pondere,
 )
-"""Tokens weighted by kind, in input-token equivalents (contract, "Limites de
-l'estimation": a written token costs more than a read one), from the raw counters as
-``v1-serveur`` recomputes them. A pilotage uses its model's
-price ratios (``domain.tarifs``); delegations and corrections, whose Claude model is not
-sent, use the default ratios (output 5x, cache write 1.25x, cache read 0.1x)."""
+"""Tokens weighted by kind and by model, in input tokens of the reference model
+(``domain.tarifs.REFERENCE``) (contract, "Limites de l'estimation": a written token costs
+more than a read one, a Haiku token is not an Opus token), from the raw counters as
+``v1-serveur`` recomputes them. A pilotage weighs at its model's prices; delegations and
+corrections, whose Claude model is not sent, at the reference model's (output 5x, cache
+write 1.25x, cache read 0.1x)."""
 
 FORMULES: Mapping[str, Formule] = {f.name: f for f in (V1, V1_SERVEUR, PONDERE)}
 """Registry of formulas by name (ADR-0009). A formula's name is its version: changing one

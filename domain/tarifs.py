@@ -2,13 +2,18 @@
 
 Source: Anthropic's public price list (docs "Pricing", standard API, 5-minute cache
 writes), as known on 2025-11-24 and transcribed here on 2026-11-30 without network access
-to re-check it. Models are matched by the longest prefix of their API name
-(``claude-sonnet-4-5-20250929`` -> ``claude-sonnet-4-5``). A model absent from the table
-has no USD figure (null, never 0); its tokens-equivalent weights are ``RATIOS_PAR_DEFAUT``.
+to re-check it. A model is its table name, optionally followed by ``-YYYYMMDD`` or
+``-latest`` (``claude-sonnet-4-5-20250929`` -> ``claude-sonnet-4-5``; ``claude-opus-4-6``
+matches nothing). A model absent from the table has no USD figure (null, never 0), and its
+tokens weigh as the reference model's.
+
+``pondere-v1`` is defined on this table: editing it changes that formula's figures, so a
+new table goes with a new formula name (ADR-0009).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
@@ -44,24 +49,33 @@ TARIFS: Mapping[str, Tarif] = {
 }
 """Known models, by API name prefix."""
 
+REFERENCE = "claude-sonnet-4-5"
+"""The unit of weighted figures: one input token of this model."""
+
 RATIOS_PAR_DEFAUT = Tarif.of("1", "5", "1.25", "0.1")
-"""Weights relative to an input token when the model is unknown: the ratios every model
-of the table shares (output 5x, cache write 1.25x, cache read 0.1x)."""
+"""Weights of the reference model's tokens, in its input tokens (output 5x, cache write
+1.25x, cache read 0.1x): used where the model is unknown or not sent."""
+
+_VERSION = re.compile(r"-(\d{8}|latest)")
 
 
 def tarif(modele: str) -> Tarif | None:
-    """The price row of API model name ``modele`` (longest matching prefix), or None."""
-    # A prefix matches the whole name or up to a "-": claude-opus-40 is not claude-opus-4.
-    matches = [prefix for prefix in TARIFS
-               if modele == prefix or modele.startswith(prefix + "-")]
-    return TARIFS[max(matches, key=len)] if matches else None
+    """The price row of API model name ``modele``: a table name, alone or followed by a
+    ``-YYYYMMDD`` date or ``-latest``; None for any other name."""
+    for name, row in TARIFS.items():
+        if modele == name or (modele.startswith(name + "-")
+                              and _VERSION.fullmatch(modele[len(name):])):
+            return row
+    return None
 
 
 def ratios(modele: str | None) -> Tarif:
-    """Token weights relative to an input token of ``modele`` (default ratios if unknown
-    or None): what one token of each kind costs, in input tokens of the same model."""
+    """What one token of each kind of ``modele`` weighs, in input tokens of the reference
+    model (``REFERENCE``): a Haiku token weighs less than an Opus one. An unknown model (or
+    None: the model is not sent) weighs as the reference model."""
     known = tarif(modele) if modele is not None else None
     if known is None:
         return RATIOS_PAR_DEFAUT
-    return Tarif(Fraction(1), known.output / known.input, known.cache_write / known.input,
-                 known.cache_read / known.input)
+    unit = TARIFS[REFERENCE].input
+    return Tarif(known.input / unit, known.output / unit, known.cache_write / unit,
+                 known.cache_read / unit)

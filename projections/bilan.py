@@ -3,8 +3,8 @@
 The projection folds a page into a ``PageDelta`` under one named formula and one time
 zone; the view adds it and records the page's tracking position in the same transaction,
 so each stored event counts exactly once across crashes, restarts and concurrent runners
-(ADR-0004). Each (projection, formula) pair has its own tracking name, ``bilan:<formule>``,
-so a rebuild under another formula never shares a position with the live one
+(ADR-0004). Each (formula, zone) pair has its own tracking name,
+``bilan:<formule>:<fuseau>``, so a replay never shares a position with the live one
 (NOTES-eventsourcing, "Projections", pitfall).
 """
 
@@ -59,7 +59,7 @@ class BilanProjection(Projection[BilanView]):
         delta = PageDelta(self.formule, self.zone)
         for stored in events:
             if isinstance(stored, ConflitRecu):
-                delta.add_conflit(stored.evenement())
+                delta.add_conflit(stored.client)
             else:
                 delta.add(stored.evenement())
         self.view.fold(Tracking(self.tracking_name, last_id), delta, previous)

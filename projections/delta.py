@@ -111,11 +111,12 @@ class PageDelta:
             self.anomalies[(evenement.client, kind)] += 1
         self._per_type(evenement, figures)
 
-    def add_conflit(self, evenement: Received) -> None:
-        """Count one differing re-sent version (a stored ``ConflitRecu``) for its client:
-        a stored event, folded into no figure but ``conflits`` (SPEC, "Wire contract")."""
-        self.clients[evenement.client] += Figures(evenements=1)
-        self.conflits[evenement.client] += 1
+    def add_conflit(self, client: str) -> None:
+        """Count one differing re-sent version (a stored ``ConflitRecu``) for ``client``,
+        the kept version's: a stored event, folded into no figure but ``conflits`` (SPEC,
+        "Wire contract")."""
+        self.clients[client] += Figures(evenements=1)
+        self.conflits[client] += 1
         self.evenements += 1
 
     @singledispatchmethod

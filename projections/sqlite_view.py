@@ -1,9 +1,10 @@
 """``BilanView`` in an SQLite file of its own, beside the event store's (ADR-0004).
 
-Every table is keyed by ``projection`` (the tracking name, e.g. ``bilan:v1``) so a rebuild
-can run beside the live projection. Writes start with the tracking (or journal offset) row:
-it takes the write lock before any read, so a read-then-write never fails on a stale
-snapshot (NOTES-eventsourcing, pitfalls), and it is the arbiter between runners.
+Every table is keyed by ``projection`` (the tracking name, ``bilan:<formule>:<fuseau>``)
+so a replay builds beside the live projection (ADR-0009). Writes start with the tracking
+(or journal offset) row: it takes the write lock before any read, so a read-then-write
+never fails on a stale snapshot (NOTES-eventsourcing, pitfalls), and it is the arbiter
+between runners.
 """
 
 from __future__ import annotations
@@ -370,12 +371,17 @@ class SQLiteBilanView(SQLiteTrackingRecorder, BilanView):
             row = c.fetchone()
         return None if row is None else str(row[0])
 
-    def activate(self, name: str) -> None:
+    def activate(self, name: str, expected: str | None) -> bool:
         """See ``BilanView.activate``."""
         with self.datastore.transaction(commit=True) as c:
-            c.execute("INSERT INTO bilan_actif VALUES ('bilan', ?) "
-                      "ON CONFLICT (cle) DO UPDATE SET projection = excluded.projection",
-                      (name,))
+            if expected is None:
+                c.execute("INSERT INTO bilan_actif VALUES ('bilan', ?) "
+                          "ON CONFLICT DO NOTHING RETURNING projection", (name,))
+            else:
+                c.execute("UPDATE bilan_actif SET projection = ? "
+                          "WHERE cle = 'bilan' AND projection = ? RETURNING projection",
+                          (name, expected))
+            return c.fetchone() is not None
 
     def reset(self, name: str, settings: ProjectionSettings | None = None) -> None:
         """See ``BilanView.reset``."""

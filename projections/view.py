@@ -161,8 +161,9 @@ class BilanView(TrackingRecorder, ABC):
         """The name of the projection that serves the bilan (None before any)."""
 
     @abstractmethod
-    def activate(self, name: str) -> None:
-        """Make projection ``name`` the one that serves, atomically (ADR-0009)."""
+    def activate(self, name: str, expected: str | None) -> bool:
+        """Make projection ``name`` the one that serves, if the active one still is
+        ``expected`` (None: none yet); return whether it switched (ADR-0009)."""
 
     @abstractmethod
     def settings_of(self, name: str) -> ProjectionSettings | None:

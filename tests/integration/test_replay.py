@@ -62,16 +62,42 @@ def test_replay_under_v1_reproduces_the_live_bilan_exactly(tmp_path: Path) -> No
     settings = Settings(data=tmp_path / "data", token=TOKEN, fuseau="Europe/Paris")
     events, _ = corrupted_corpus(3_000, seed=1)
     load(settings, events)
-    live = {par: read(settings, par) for par in ("jour", "modele", "demande")}
-    # Rebuild v1 in another zone and back, so the replay really folds from scratch.
-    replay(settings, "v1", fuseau="UTC")
-    assert read(settings)["provenance"]["fuseau"] == "UTC"
-    result = replay(settings, "v1", fuseau="Europe/Paris")
-    assert result["projection"] == "bilan:v1:Europe/Paris"
+    pars = ("jour", "modele", "demande")
+    live = {par: read(settings, par) for par in pars}
+    pages: list[int] = []
+    replay(settings, "v1", fuseau="UTC", progress=lambda done, total: pages.append(done))
+    assert pages and pages[0] == 500  # a new projection: folded from the first event
+    moved = read(settings)
+    assert moved["provenance"]["fuseau"] == "UTC"
+    for key in ("economies", "total", "conservation"):
+        assert moved[key] == live["jour"][key], key
+    # Rebuild the first projection from scratch (it no longer serves), and switch back.
+    pages.clear()
+    replay(settings, "v1", fuseau="Europe/Paris", reconstruire=True,
+           progress=lambda done, total: pages.append(done))
+    assert pages and pages[0] == 500
     for par, before in live.items():
         after = read(settings, par)
         for key in ("economies", "total", "groupes", "conservation"):
             assert after[key] == before[key], (par, key)
+
+
+def test_the_projection_that_serves_cannot_be_rebuilt_in_place(tmp_path: Path) -> None:
+    from api.replay import ReplayRefused
+
+    settings = Settings(data=tmp_path / "data", token=TOKEN, fuseau="UTC")
+    load(settings, EXAMPLE_BATCH["evenements"])
+    with pytest.raises(ReplayRefused):
+        replay(settings, "v1", reconstruire=True)
+
+
+def test_a_new_explicit_zone_is_built_before_it_serves(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    load(Settings(data=data, token=TOKEN), generate(1_500, seed=8))  # the machine's zone
+    with open_services(Settings(data=data, token=TOKEN, fuseau="Asia/Tokyo"),
+                       run_projections=False) as services:
+        assert services.projection.zone.key == "Asia/Tokyo"
+        assert services.projection.position() == services.store.head()  # never half-built
 
 
 def test_v1_serveur_differs_from_v1_only_where_the_plugin_was_wrong(tmp_path: Path) -> None:
@@ -115,26 +141,26 @@ def test_compare_is_a_dry_run_that_shows_each_formula(tmp_path: Path) -> None:
 
 
 def test_an_interrupted_replay_resumes_from_its_own_position(tmp_path: Path) -> None:
+    from api.services import build_projection
     from projections.bilan import projection_name
 
     settings = Settings(data=tmp_path / "data", token=TOKEN, fuseau="UTC")
     events = generate(2_000, seed=3)
     load(settings, events)
+    name = projection_name("pondere-v1", "UTC")
     with open_services(settings, run_projections=False) as services:
-        from api.replay import _formule  # the replay's own pieces, stopped after one page
-        from projections.bilan import BilanProjection
-        from projections.runner import CatchUpRunner
-
         view = services.projection.view
         current = view.settings_of(services.projection.tracking_name)
         assert current is not None
-        name = projection_name("pondere-v1", "UTC")
-        view.record_settings(name, current.__class__(**{**current.__dict__,
-                                                       "formule": "pondere-v1"}))
-        partial = BilanProjection(view, services.projection.zone, _formule("pondere-v1"))
-        CatchUpRunner(services.store.recorder, services.store.mapper, partial).fold_page()
-        assert partial.position() == 500
-        assert view.active() != name  # never exposed half-built
+        view.record_settings(name, replace(current, formule="pondere-v1"))
+
+        def interrupt(done: int, total: int) -> None:
+            raise KeyboardInterrupt  # the user's Ctrl-C after the first page
+
+        with pytest.raises(KeyboardInterrupt):
+            build_projection(services.store, view, name, interrupt)
+        assert view.max_tracking_id(name) == 500
+        assert view.active() != name
     folded: list[int] = []
     replay(settings, "pondere-v1", progress=lambda done, total: folded.append(done))
     assert folded[0] == 1_000  # went on from 500, one page at a time
@@ -142,36 +168,55 @@ def test_an_interrupted_replay_resumes_from_its_own_position(tmp_path: Path) -> 
 
 
 def test_a_replay_while_a_client_posts_loses_nothing(tmp_path: Path) -> None:
+    import time
+
     server = LiveServer(tmp_path / "data", env={"MIAM_ECONOMIES_TZ": "UTC"})
     server.start()
     try:
         first, later = generate(6_000, seed=4), generate(3_000, seed=5)
         for batch in batches(first, random.Random(1)):
             assert server.post({"evenements": batch}).status_code == 200
-        server.bilan()
+        stored_before = server.bilan()["provenance"]["tete"]
         stop = threading.Event()
-        answers: list[int] = []
+        posts: list[tuple[float, int]] = []
+        reads: list[dict[str, Any]] = []
 
         def post_meanwhile() -> None:
-            for batch in batches(later, random.Random(2), largest=50):
-                answers.append(server.post({"evenements": batch}).status_code)
-            stop.set()
+            for batch in batches(later, random.Random(2), largest=20):
+                posts.append((time.monotonic(),
+                              server.post({"evenements": batch}).status_code))
 
-        poster = threading.Thread(target=post_meanwhile)
-        poster.start()
+        def read_meanwhile() -> None:
+            while not stop.is_set():
+                reads.append(server.client.get("/economies/bilan").json())
+
+        threads = [threading.Thread(target=post_meanwhile),
+                   threading.Thread(target=read_meanwhile)]
+        for t in threads:
+            t.start()
+        started = time.monotonic()
         done = subprocess.run([str(SCRIPT), "replay", "--data", str(server.data),
                                "--formule", "pondere-v1"], capture_output=True, text=True,
                               timeout=300)
-        poster.join()
+        ended = time.monotonic()
+        threads[0].join()
+        stop.set()
+        threads[1].join()
         assert done.returncode == 0, done.stderr
-        assert set(answers) == {200}
+        assert {status for _, status in posts} == {200}
+        assert any(started <= at <= ended for at, _ in posts)  # posted during the replay
+        # Never half-built: the new formula, when first served, held every event stored
+        # before the replay started.
+        served_new = [r for r in reads if r["formule"] == "pondere-v1"]
+        assert all(r["provenance"]["evenements"] >= stored_before for r in served_new)
         bilan = server.bilan()  # the server followed the switch without restart
         assert bilan["formule"] == "pondere-v1"
         ids = {e["id"] for e in first} | {e["id"] for e in later}
         assert bilan["conservation"]["stockes"] == bilan["conservation"]["comptes"] == len(ids)
-        assert bilan["total"]["delegations"] == sum(
-            1 for e in {e["id"]: e for e in first + later}.values()
-            if e["type"] == "delegation")
+        dry = compare(Settings(data=server.data, token=TOKEN), ["pondere-v1"])["groupes"]
+        for client, figures in bilan["economies"].items():
+            expected = dry[client][client]["pondere-v1"]
+            assert {k: figures[k] for k in FIGURES} == {k: expected[k] for k in FIGURES}
     finally:
         server.stop()
         server.client.close()
@@ -185,14 +230,21 @@ def test_conflicting_resends_are_counted_not_merged(tmp_path: Path) -> None:
     same_again = copy.deepcopy(EXAMPLE_BATCH)
     same_again["evenements"][0] = json.loads(json.dumps(same_again["evenements"][0],
                                                         sort_keys=True))  # key order only
+    twice_in_one_batch = {"evenements": changed["evenements"][:1] * 2}
+    elsewhere = copy.deepcopy(changed)
+    elsewhere["evenements"][0]["client"] = "autre"  # the differing version names a client
     with open_services(settings, run_projections=False) as services:
         assert services.store.append(validate_batch(changed)).conflits == 1
         assert services.store.append(validate_batch(same_again)).conflits == 0
         assert services.store.append(validate_batch(changed)).conflits == 1
+        # The answer counts this batch's differing doublons; the bilan, each version once.
+        assert services.store.append(validate_batch(twice_in_one_batch)).conflits == 2
+        assert services.store.append(validate_batch(elsewhere)).conflits == 1
     bilan = read(settings)
-    assert bilan["economies"]["claude-code"]["conflits"] == 1
+    assert list(bilan["economies"]) == ["claude-code"]  # counted under the kept version's
+    assert bilan["economies"]["claude-code"]["conflits"] == 2
     assert bilan["economies"]["claude-code"]["net"] == 2900  # the first version kept
-    assert bilan["conservation"]["stockes"] == bilan["conservation"]["comptes"] == 3
+    assert bilan["conservation"]["stockes"] == bilan["conservation"]["comptes"] == 4
 
 
 def test_the_cli_lists_anomalies_and_refuses_an_unknown_formula(tmp_path: Path) -> None:
@@ -207,9 +259,37 @@ def test_the_cli_lists_anomalies_and_refuses_an_unknown_formula(tmp_path: Path) 
     unknown = subprocess.run([str(SCRIPT), "replay", "--data", str(settings.data),
                               "--formule", "v9"], capture_output=True, text=True)
     assert unknown.returncode == 1 and "v1-serveur" in unknown.stderr
-    table = subprocess.run([str(SCRIPT), "compare", "--data", str(settings.data),
-                            "--formules", "v1,v1-serveur"],
-                           check=True, capture_output=True, text=True).stdout
-    assert "-1" in table  # v1-serveur recomputes the cout: 2000, not 1999, so net is 1 less
+    compared = json.loads(subprocess.run(
+        [str(SCRIPT), "compare", "--data", str(settings.data), "--formules", "v1,v1-serveur",
+         "--json"], check=True, capture_output=True, text=True).stdout)
+    cell = compared["groupes"]["claude-code"]["claude-code"]
+    # v1-serveur recomputes the pilotage's cout, 2000 not 1999: the net is 1 less.
+    assert (cell["v1"]["net"], cell["v1-serveur"]["net"]) == (2901, 2900)
+    empty = subprocess.run([str(SCRIPT), "compare", "--data", str(settings.data),
+                            "--formules", ","], capture_output=True, text=True)
+    assert empty.returncode == 1 and "Traceback" not in empty.stderr
+    bad_zone = subprocess.run([str(SCRIPT), "replay", "--data", str(settings.data),
+                               "--formule", "v1", "--fuseau", "../etc"],
+                              capture_output=True, text=True)
+    assert bad_zone.returncode == 1 and "Traceback" not in bad_zone.stderr
     with pytest.raises(ValueError):
         compare(settings, ["v1"], par="demande")
+
+
+def test_compare_and_anomalies_write_nothing(tmp_path: Path) -> None:
+    import hashlib
+
+    settings = Settings(data=tmp_path / "data", token=TOKEN, fuseau="UTC")
+    load(settings, EXAMPLE_BATCH["evenements"])
+    files = sorted(settings.data.glob("*.sqlite*"))
+
+    def digest() -> dict[str, str]:
+        return {f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in files}
+
+    before = digest()
+    compare(settings, ["v1", "v1-serveur", "pondere-v1"], par="jour")
+    list(list_anomalies(settings))
+    assert digest() == before
+    (settings.data / "projections.sqlite").unlink()
+    compare(settings, ["v1"])
+    assert not (settings.data / "projections.sqlite").exists()

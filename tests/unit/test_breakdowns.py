@@ -580,3 +580,10 @@ def test_model_usd_prices_each_kind_of_token_at_the_models_rates() -> None:
     turns = FiguresModele(1, 1_000_000, 100_000, 1_000_000, 10_000, 0)
     assert turns.usd("claude-sonnet-4-5-20250929") == 4.8375  # 3 + 1.5 + 0.3 + 0.0375
     assert turns.usd("claude-mystery-9") is None
+
+
+def test_model_usd_rounds_once_to_the_micro_dollar_halves_up() -> None:
+    # claude-3-haiku input: 0.25 USD per million tokens, so 2 tokens cost half a micro-dollar.
+    assert FiguresModele(1, 2, 0, 0, 0, 0).usd("claude-3-haiku") == 0.000001
+    assert FiguresModele(1, 6, 0, 0, 0, 0).usd("claude-3-haiku") == 0.000002  # 1.5 -> 2
+    assert FiguresModele(1, 10, 0, 0, 0, 0).usd("claude-3-haiku") == 0.000003  # 2.5 -> 3

@@ -278,14 +278,21 @@ def test_pondere_pilotage_weights_cache_writes_a_quarter_more_by_default() -> No
     assert PONDERE.cout_pilotage(pilotage({"cache_creation_input_tokens": 400})) == 3300
 
 
-def test_pondere_pilotage_of_a_known_model_takes_its_ratios_from_its_prices() -> None:
-    # claude-3-haiku: input 0.25, output 1.25, cache write 0.30, cache read 0.03 USD/MTok,
-    # so ratios 1, 5, 1.2, 0.12 (not the default 1.25 and 0.1). Usage 800 / 200 / 10000 read
-    # / 100 written: 800 + 5 * 200 + 1.2 * 100 + 0.12 * 10000 = 800 + 1000 + 120 + 1200
-    # = 3120 (the default ratios would give 800 + 1000 + 125 + 1000 = 2925).
+def test_pondere_pilotage_of_a_known_model_weighs_at_its_prices_in_reference_tokens() -> None:
+    # claude-3-haiku: 0.25, 1.25, 0.30, 0.03 USD/MTok; the unit is a claude-sonnet-4-5 input
+    # token (3 USD/MTok): weights 1/12, 5/12, 1/10, 1/100. Usage 800 / 200 / 10000 read /
+    # 100 written: 800/12 + 1000/12 + 10 + 100 = 150 + 110 = 260.
     p = pilotage({"cache_creation_input_tokens": 100}, modele="claude-3-haiku-20240307")
 
-    assert PONDERE.cout_pilotage(p) == 3120
+    assert PONDERE.cout_pilotage(p) == 260
+
+
+def test_an_opus_turn_weighs_five_times_a_sonnet_turn() -> None:
+    usage = {"cache_creation_input_tokens": 100}
+    sonnet = PONDERE.cout_pilotage(pilotage(usage, modele="claude-sonnet-4-5"))
+    opus = PONDERE.cout_pilotage(pilotage(usage, modele="claude-opus-4-1-20250805"))
+
+    assert opus == 5 * sonnet
 
 
 def test_pondere_pilotage_of_claude_sonnet_4_5_uses_its_own_price_ratios() -> None:
@@ -388,19 +395,18 @@ def test_ratios_of_no_or_an_unknown_model_are_the_default_ratios(modele: str | N
 
 
 @pytest.mark.parametrize("modele", sorted(TARIFS))
-def test_ratios_of_a_known_model_are_its_prices_over_its_input_price(modele: str) -> None:
-    row, w = TARIFS[modele], ratios(modele + "-20990101")
+def test_ratios_of_a_known_model_are_its_prices_in_reference_input_tokens(modele: str) -> None:
+    row, unit = TARIFS[modele], TARIFS["claude-sonnet-4-5"].input
+    w = ratios(modele + "-20990101")
 
-    assert w == Tarif(Fraction(1), row.output / row.input, row.cache_write / row.input,
-                      row.cache_read / row.input)
+    assert w == Tarif(row.input / unit, row.output / unit, row.cache_write / unit,
+                      row.cache_read / unit)
 
 
-def test_ratios_of_claude_3_haiku_differ_from_the_default() -> None:
-    # 0.30 / 0.25 = 6/5 and 0.03 / 0.25 = 3/25.
-    w = ratios("claude-3-haiku-20240307")
-
-    assert (w.input, w.output, w.cache_write, w.cache_read) == (
-        Fraction(1), Fraction(5), Fraction(6, 5), Fraction(3, 25))
+def test_a_model_name_with_another_suffix_is_unknown() -> None:
+    assert tarif("claude-opus-4-6") is None
+    assert tarif("claude-opus-4-latest") is TARIFS["claude-opus-4"]
+    assert ratios("claude-opus-4-6") == RATIOS_PAR_DEFAUT
 
 
 def _all_price_rows() -> list[Tarif]:
