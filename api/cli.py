@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import click
 import uvicorn
@@ -91,6 +91,8 @@ def serve(data: Path, fuseau: str | None, journal: Path | None, host: str, port:
         click.echo(f"bearer token: in {token_file.resolve()} ({how})", err=True)
     else:
         click.echo("bearer token: from MIAM_ECONOMIES_TOKEN", err=True)
+    if fuseau is not None:
+        _check_zone(fuseau)
     settings = Settings(data=data, token=token, max_body=max_body, lock_timeout=lock_timeout,
                         fuseau=fuseau, journal=journal)
     try:  # fail before serving, with a message, rather than in the lifespan
@@ -133,6 +135,8 @@ def bilan(data: Path, fuseau: str | None, journal: Path | None, par: str | None,
     if depuis and jusqu_au and depuis > jusqu_au:
         raise click.BadParameter(f"{depuis} is after --jusqu-au {jusqu_au}",
                                  param_hint="--depuis")
+    if fuseau is not None:
+        _check_zone(fuseau)
     if not (data / "economies.sqlite").exists():
         click.echo(f"no event store in {data.resolve()}: empty bilan "
                    "(pass --data or set MIAM_ECONOMIES_DATA)", err=True)
@@ -188,6 +192,15 @@ def _print_table(result: dict[str, Any]) -> None:
     Console(width=None if sys.stdout.isatty() else 140).print(table)
 
 
+def _check_zone(fuseau: str) -> None:
+    """Raise ``click.BadParameter`` unless ``fuseau`` is an IANA zone name."""
+    try:
+        ZoneInfo(fuseau)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise click.BadParameter(f"{fuseau!r} is not an IANA time zone (such as "
+                                 "Europe/Paris)", param_hint="--fuseau") from None
+
+
 def _store_settings(data: Path) -> Settings:
     if not (data / "economies.sqlite").exists():
         raise click.ClickException(f"no event store in {data.resolve()} (pass --data)")
@@ -210,6 +223,13 @@ def replay(data: Path, formule: str, fuseau: str | None, reconstruire: bool) -> 
     if fuseau is not None and not fuseau.strip():
         raise click.BadParameter("give a zone, or leave the option out", param_hint="--fuseau")
     settings = _store_settings(data)
+    try:  # refuse a bad formula or zone before drawing any progress
+        if formule not in FORMULES:
+            raise UnknownFormula(f"no formula {formule!r}; known: {', '.join(sorted(FORMULES))}")
+        if fuseau is not None:
+            _check_zone(fuseau)
+    except UnknownFormula as exc:
+        raise click.ClickException(str(exc)) from None
     columns = (TextColumn("replay"), BarColumn(), MofNCompleteColumn(),
                TextColumn("events"), TextColumn("{task.fields[rate]}"),
                TimeRemainingColumn())
