@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench install clean
+.PHONY: run test bench soak install clean
 
 install: $(STAMP)
 
@@ -27,6 +27,10 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.ingest
 	$(BIN)/python -m bench.read
 	$(BIN)/python -m bench.replay
+
+# The reliability suites, longer: 40 kill -9 rounds, 500 schemathesis cases per route.
+soak: $(STAMP)
+	MIAM_KILL_ROUNDS=40 MIAM_SCHEMATHESIS_EXAMPLES=500 $(BIN)/python -m pytest tests/reliability
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -1,5 +1,5 @@
 """HTTP: ``POST /economies``, ``GET /economies/bilan``, ``GET /economies/demandes/{id}``,
-``GET /healthz`` (SPEC, "Interfaces").
+``GET /healthz``, ``GET /openapi.json`` (SPEC, "Interfaces").
 
 The ingestion handler validates, appends and acknowledges, nothing else: projection work
 happens in the runner. The error policy is one mapping, ``EXCEPTION_HANDLERS``; an
@@ -24,6 +24,7 @@ from starlette.routing import Route
 
 from api.auth import BearerAuth
 from api.body import BodyTooLarge, MalformedBody, parse_json, read_capped
+from api.openapi import openapi_document
 from api.services import Services, open_services
 from api.settings import Settings
 from api.store import StoreUnavailable
@@ -112,6 +113,11 @@ async def healthz(request: Request) -> JSONResponse:
     return JSONResponse({"ok": True})
 
 
+async def get_openapi(request: Request) -> JSONResponse:
+    """The OpenAPI 3.0 document of these routes (``api.openapi``), without auth."""
+    return JSONResponse(openapi_document())
+
+
 def _error(status: int, message: str, **headers: str) -> JSONResponse:
     return JSONResponse({"ok": False, "erreur": message}, status_code=status, headers=headers)
 
@@ -167,6 +173,7 @@ routes = [
     Route("/economies/bilan", get_bilan, methods=["GET"]),
     Route("/economies/demandes/{demande_id:path}", get_demande, methods=["GET"]),
     Route("/healthz", healthz, methods=["GET"]),
+    Route("/openapi.json", get_openapi, methods=["GET"]),
 ]
 """The service's routes, as a plain list a host Starlette app can mount."""
 
@@ -181,7 +188,8 @@ def create_app(settings: Settings) -> Starlette:
 
     return Starlette(
         routes=routes,
-        middleware=[Middleware(BearerAuth, token=settings.token)],
+        middleware=[Middleware(BearerAuth, token=settings.token,
+                               public_paths=("/healthz", "/openapi.json"))],
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=lifespan,
     )

@@ -7,6 +7,7 @@ Thin over functions: each command resolves ``Settings`` from its flags and the
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import sys
 import time
@@ -70,7 +71,10 @@ def main() -> None:
 @fuseau_option
 @journal_option
 @click.option("--host", default="127.0.0.1", show_default=True, envvar="MIAM_ECONOMIES_HOST",
-              show_envvar=True, help="Interface to bind; keep loopback unless behind a proxy.")
+              show_envvar=True, help="Interface to bind; another than loopback needs "
+              "--allow-non-loopback.")
+@click.option("--allow-non-loopback", is_flag=True,
+              help="Allow --host to be another interface than loopback (prints a warning).")
 @click.option("--port", default=8090, show_default=True, type=int, envvar="MIAM_ECONOMIES_PORT",
               show_envvar=True, help="TCP port (MIAM's MCP server port).")
 @click.option("--max-body", default=DEFAULT_MAX_BODY, show_default=True,
@@ -82,9 +86,18 @@ def main() -> None:
               help="Seconds to wait for the store's write lock before answering 503.")
 # From the environment only in practice: a token on the command line shows in `ps`.
 @click.option("--token", envvar="MIAM_ECONOMIES_TOKEN", show_envvar=True, hidden=True)
-def serve(data: Path, fuseau: str | None, journal: Path | None, host: str, port: int,
-          max_body: int, lock_timeout: int, token: str | None) -> None:
+def serve(data: Path, fuseau: str | None, journal: Path | None, host: str,
+          allow_non_loopback: bool, port: int, max_body: int, lock_timeout: int,
+          token: str | None) -> None:
     """Serve POST /economies and GET /economies/bilan; the projection runs in-process."""
+    if not _is_loopback(host):
+        if not allow_non_loopback:
+            raise click.BadParameter(f"{host} is not a loopback address: the events would be "
+                                     "reachable from other machines; add "
+                                     "--allow-non-loopback if that is meant",
+                                     param_hint="--host")
+        click.echo(f"warning: serving on {host}, reachable beyond this machine "
+                   "(bearer token required, no TLS)", err=True)
     token, token_file, created = resolve_token(data, token)
     if token_file is not None:
         how = "created with mode 0600" if created else "existing"
@@ -100,8 +113,11 @@ def serve(data: Path, fuseau: str | None, journal: Path | None, host: str, port:
             pass
     except (ProjectionMismatch, ZoneInfoNotFoundError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
+    # Timeouts (ADR-0010): idle keep-alive connections close after 5 s; at most 64
+    # requests at once (more get 503), so slow clients cannot pile up without bound.
+    # A half-sent body never touches the store: it is read whole before validation.
     uvicorn.run(create_app(settings), host=host, port=port, log_level="info",
-                timeout_keep_alive=5)
+                timeout_keep_alive=5, limit_concurrency=64, timeout_graceful_shutdown=10)
 
 
 @main.command()
@@ -190,6 +206,16 @@ def _print_table(result: dict[str, Any]) -> None:
         table.add_row("", "total", *_cells(shown.as_dict()), style="bold")
     # Off a terminal rich assumes 80 columns and would truncate the figures' names.
     Console(width=None if sys.stdout.isatty() else 140).print(table)
+
+
+def _is_loopback(host: str) -> bool:
+    """Whether ``host`` names this machine only (127.0.0.0/8, ::1, localhost)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _check_zone(fuseau: str) -> None:

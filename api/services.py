@@ -7,8 +7,9 @@ closes it again; the HTTP app, the CLI and MIAM's own process all go through it.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -84,6 +85,13 @@ class Services:
         if len(entries) > 1:
             first["autres_clients"] = [e["client"] for e in entries[1:]]
         return first
+
+
+def _create_private(path: Path) -> None:
+    """Create ``path`` empty with mode 0600 unless it exists: SQLite gives its -wal and -shm
+    files the database file's mode, so the events stay readable by their owner only."""
+    with suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
 
 
 def build_projection(store: EventStore, view: SQLiteBilanView, name: str,
@@ -180,6 +188,8 @@ def open_services(settings: Settings, *, run_projections: bool = True) -> Iterat
     if settings.fuseau is not None:
         ZoneInfo(settings.fuseau)  # an unknown zone fails before anything is created
     settings.data.mkdir(parents=True, exist_ok=True)
+    for path in (settings.store_path, settings.projections_path):
+        _create_private(path)
     store = EventStore(env=sqlite_env(settings.store_path, settings.lock_timeout))
     datastore = SQLiteDatastore(str(settings.projections_path),
                                 lock_timeout=settings.lock_timeout)

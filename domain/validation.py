@@ -21,6 +21,11 @@ MAX_BATCH = 500
 MAX_FAULTS = 100
 """Faults listed in one 422 body at most; the count of the rest is reported."""
 
+MAX_STRING = 512
+"""Characters at most in each string field the schema names (ids, client, modele...): the
+contract's ids are about 100 characters; a 10,000-character id is refused, not stored.
+Unknown fields are bounded only by the body limit."""
+
 MAX_SAFE_INTEGER = 2**53 - 1
 """The plugin is JavaScript: integers beyond Number.MAX_SAFE_INTEGER are not exact there."""
 
@@ -93,17 +98,21 @@ class _Checker:
 
 
 def _string(value: Any) -> str | None:
-    return None if isinstance(value, str) else "must be a string"
+    if not isinstance(value, str):
+        return "must be a string"
+    return None if len(value) <= MAX_STRING else f"must be at most {MAX_STRING} characters"
 
 
 def _non_empty_string(value: Any) -> str | None:
     if not isinstance(value, str):
         return "must be a string"
-    return None if value else "must be a non-empty string"
+    return _string(value) if value else "must be a non-empty string"
 
 
 def _nullable_string(value: Any) -> str | None:
-    return None if value is None or isinstance(value, str) else "must be a string or null"
+    if value is None:
+        return None
+    return _string(value) if isinstance(value, str) else "must be a string or null"
 
 
 def _boolean(value: Any) -> str | None:
@@ -210,8 +219,9 @@ def _check_pilotage(c: _Checker) -> None:
             c.fault("demande_ids", "must hold at least one demande_id")
         else:
             for i, demande_id in enumerate(ids):
-                if not isinstance(demande_id, str):
-                    c.fault(f"demande_ids[{i}]", "must be a string")
+                problem = _string(demande_id)
+                if problem:
+                    c.fault(f"demande_ids[{i}]", problem)
     if c.need(ev, "usage", "", _object):
         usage = ev["usage"]
         for key in ("input_tokens", "output_tokens",
