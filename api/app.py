@@ -23,7 +23,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from api.auth import BearerAuth
-from api.body import BodyTooLarge, MalformedBody, parse_json, read_capped
+from api.body import BodyTooLarge, MalformedBody, SlowBody, parse_json, read_capped
 from api.openapi import openapi_document
 from api.services import Services, open_services
 from api.settings import Settings
@@ -45,7 +45,8 @@ async def post_economies(request: Request) -> JSONResponse:
     413 / 400 / 422 / 503 come from ``EXCEPTION_HANDLERS``; a refused batch stores nothing.
     """
     services = _services(request)
-    body = await read_capped(request, services.settings.max_body)
+    body = await read_capped(request, services.settings.max_body,
+                             services.settings.body_timeout)
 
     def validate_and_append() -> Any:
         # Decoding 500 events is CPU work: keep it off the event loop, with the append.
@@ -133,6 +134,10 @@ async def _too_large(request: Request, exc: Exception) -> JSONResponse:
     return _error(413, str(exc), Connection="close")
 
 
+async def _slow(request: Request, exc: Exception) -> JSONResponse:
+    return _error(408, str(exc), Connection="close")
+
+
 async def _malformed(request: Request, exc: Exception) -> JSONResponse:
     return _error(400, str(exc))
 
@@ -160,6 +165,7 @@ EXCEPTION_HANDLERS: dict[Any, Any] = {
     HTTPException: _http,
     BodyTooLarge: _too_large,
     MalformedBody: _malformed,
+    SlowBody: _slow,
     SchemaError: _schema,
     StoreUnavailable: _unavailable,
     PersistenceError: _unavailable,  # reads: the bilan, the store's head

@@ -6,6 +6,7 @@ Order of checks (SPEC, "Wire contract"): size (413) then JSON (400); the schema 
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from starlette.requests import Request
@@ -21,12 +22,22 @@ class BodyTooLarge(Exception):
         self.limit = limit
 
 
+class SlowBody(Exception):
+    """The body did not arrive within ``timeout`` seconds. Mapped to 408: a client that
+    stalls mid-body frees its connection (ADR-0010)."""
+
+    def __init__(self, timeout: float):
+        super().__init__(f"the body did not arrive within {timeout:g} s")
+        self.timeout = timeout
+
+
 class MalformedBody(Exception):
     """The body is not strict JSON in UTF-8. Mapped to 400."""
 
 
-async def read_capped(request: Request, limit: int) -> bytes:
-    """The whole body, refusing (``BodyTooLarge``) as soon as it would pass ``limit`` bytes.
+async def read_capped(request: Request, limit: int, timeout: float) -> bytes:
+    """The whole body, refusing (``BodyTooLarge``) as soon as it would pass ``limit`` bytes,
+    and (``SlowBody``) when it has not fully arrived within ``timeout`` seconds.
 
     A declared Content-Length over the limit is refused before reading anything; without
     one (chunked), the stream is cut at the first chunk that crosses the limit, so at most
@@ -35,17 +46,23 @@ async def read_capped(request: Request, limit: int) -> bytes:
     """
     declared = request.headers.get("content-length")
     if declared is not None:
-        if not declared.isdigit():
+        if not declared.isascii() or not declared.isdigit():
             raise MalformedBody("Content-Length is not a number")
-        if int(declared) > limit:
+        digits = declared.lstrip("0") or "0"
+        # Compare lengths first: int() of thousands of digits raises (and costs).
+        if len(digits) > len(str(limit)) or int(digits) > limit:
             raise BodyTooLarge(limit)
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise BodyTooLarge(limit)
-        chunks.append(chunk)
+    try:
+        async with asyncio.timeout(timeout):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > limit:
+                    raise BodyTooLarge(limit)
+                chunks.append(chunk)
+    except TimeoutError:
+        raise SlowBody(timeout) from None
     return b"".join(chunks)
 
 

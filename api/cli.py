@@ -84,11 +84,14 @@ def main() -> None:
 @click.option("--lock-timeout", default=5, show_default=True, type=click.IntRange(min=1),
               envvar="MIAM_ECONOMIES_LOCK_TIMEOUT", show_envvar=True,
               help="Seconds to wait for the store's write lock before answering 503.")
+@click.option("--body-timeout", default=30.0, show_default=True,
+              type=click.FloatRange(min=0.1), envvar="MIAM_ECONOMIES_BODY_TIMEOUT",
+              show_envvar=True, help="Seconds a request body may take to arrive (then 408).")
 # From the environment only in practice: a token on the command line shows in `ps`.
 @click.option("--token", envvar="MIAM_ECONOMIES_TOKEN", show_envvar=True, hidden=True)
 def serve(data: Path, fuseau: str | None, journal: Path | None, host: str,
           allow_non_loopback: bool, port: int, max_body: int, lock_timeout: int,
-          token: str | None) -> None:
+          body_timeout: float, token: str | None) -> None:
     """Serve POST /economies and GET /economies/bilan; the projection runs in-process."""
     if not _is_loopback(host):
         if not allow_non_loopback:
@@ -107,16 +110,18 @@ def serve(data: Path, fuseau: str | None, journal: Path | None, host: str,
     if fuseau is not None:
         _check_zone(fuseau)
     settings = Settings(data=data, token=token, max_body=max_body, lock_timeout=lock_timeout,
-                        fuseau=fuseau, journal=journal)
+                        fuseau=fuseau, journal=journal, body_timeout=body_timeout)
     try:  # fail before serving, with a message, rather than in the lifespan
         with open_services(settings, run_projections=False):
             pass
     except (ProjectionMismatch, ZoneInfoNotFoundError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
-    # Timeouts (ADR-0010): idle keep-alive connections close after 5 s; at most 64
-    # requests at once (more get 503), so slow clients cannot pile up without bound.
-    # A half-sent body never touches the store: it is read whole before validation.
+    # ADR-0010: idle keep-alive connections close after 5 s; at most 64 connections at
+    # once (more get 503); a body gets --body-timeout seconds (then 408) and is read whole
+    # before anything touches the store; h11 caps the request line and headers at 64 KiB
+    # (httptools has no such cap).
     uvicorn.run(create_app(settings), host=host, port=port, log_level="info",
+                http="h11", h11_max_incomplete_event_size=64 * 1024,
                 timeout_keep_alive=5, limit_concurrency=64, timeout_graceful_shutdown=10)
 
 

@@ -191,6 +191,11 @@ def openapi_document() -> dict[str, Any]:
                                            "The demande"),
                               "404": _error("Never seen"), **auth_errors},
             }},
+            "/openapi.json": {"get": {
+                "summary": "This document, without auth", "security": [],
+                "responses": {"200": _json({"type": "object", "required": ["openapi"]},
+                                           "OpenAPI 3.0 document")},
+            }},
             "/healthz": {"get": {
                 "summary": "Health, without auth", "security": [],
                 "responses": {"200": _json({"type": "object", "required": ["ok"]}, "Healthy"),

@@ -88,10 +88,15 @@ class Services:
 
 
 def _create_private(path: Path) -> None:
-    """Create ``path`` empty with mode 0600 unless it exists: SQLite gives its -wal and -shm
-    files the database file's mode, so the events stay readable by their owner only."""
+    """Create ``path`` empty with mode 0600, or make an existing one (and its -wal and -shm
+    files) 0600: SQLite gives those files the database file's mode, so the events stay
+    readable by their owner only (ADR-0010). Raises ``OSError``."""
     with suppress(FileExistsError):
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    for each in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        with suppress(FileNotFoundError):
+            if each.stat().st_mode & 0o077:
+                each.chmod(0o600)
 
 
 def build_projection(store: EventStore, view: SQLiteBilanView, name: str,

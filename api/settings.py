@@ -29,6 +29,7 @@ class Settings:
     ``max_body``: request body limit, bytes; ``lock_timeout``: SQLite busy timeout,
     seconds; ``poll_interval``: seconds between the runner's looks at the log when not
     woken; ``attendre_max``: seconds a ``?attendre=1`` read waits at most;
+    ``body_timeout``: seconds a request body may take to arrive (then 408);
     ``fuseau``: IANA time zone the days are cut in (None: the one the projection was
     built in, or the machine's for a new one); ``journal``: MIAM's
     ``delegations.jsonl`` (None: ``data/delegations.jsonl``, the contract's layout).
@@ -40,6 +41,7 @@ class Settings:
     lock_timeout: int = 5
     poll_interval: float = 1.0
     attendre_max: float = 5.0
+    body_timeout: float = 30.0
     fuseau: str | None = None
     journal: Path | None = None
 
@@ -85,6 +87,8 @@ def resolve_token(data: Path, from_env: str | None) -> tuple[str, Path | None, b
         # O_EXCL: two processes starting at once never overwrite each other's token.
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
+        if path.stat().st_mode & 0o077:
+            path.chmod(0o600)  # a token file made readable by others: make it private
         token = path.read_text(encoding="utf-8").strip()
         if not token:
             raise ValueError(f"token file {path} is empty") from None

@@ -11,11 +11,12 @@ import copy
 import json
 import socket
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import EXAMPLE_BATCH, TOKEN, LiveServer
+from tests.conftest import EXAMPLE_BATCH, EXAMPLE_CORRECTION, TOKEN, LiveServer
 
 DELEGATION, PILOTAGE = EXAMPLE_BATCH["evenements"]
 
@@ -32,7 +33,7 @@ def with_field(event: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
 
 CONFUSIONS = [True, 3.0, "3", None, [], {}, -1, 2**53]
 FIELDS = {
-    "delegation": ["schema", "id", "date", "client", "session_id", "demande_id",
+    "delegation": ["schema", "type", "id", "date", "client", "session_id", "demande_id",
                    "par_subagent", "retour", "tokens_entree", "tokens_sortie",
                    "estimation", "estimation.lus", "estimation.ecrits",
                    "estimation.consigne", "estimation.rendus", "estimation.evites",
@@ -40,13 +41,16 @@ FIELDS = {
     "pilotage": ["agent_id", "turn_id", "demande_ids", "modele", "usage",
                  "usage.input_tokens", "usage.output_tokens", "usage.cache_read_input_tokens",
                  "usage.cache_creation_input_tokens", "cout"],
+    "correction": ["demande_id", "outil", "tool_use_id", "tokens_lus", "tokens_ecrits",
+                   "cout"],
 }
 
 
 def cases() -> list[Any]:
     out = []
     for kind, fields in FIELDS.items():
-        event = DELEGATION if kind == "delegation" else PILOTAGE
+        event = {"delegation": DELEGATION, "pilotage": PILOTAGE,
+                 "correction": EXAMPLE_CORRECTION}[kind]
         for path in fields:
             for value in CONFUSIONS:
                 if path == "estimation.evites" and value == -1:
@@ -54,7 +58,8 @@ def cases() -> list[Any]:
                 if path == "par_subagent" and value is True:
                     continue  # the example's own value
                 if path in ("id", "client", "session_id", "demande_id", "agent_id",
-                            "turn_id", "modele", "estimation.methode") and value == "3":
+                            "turn_id", "modele", "estimation.methode",
+                            "tool_use_id") and value == "3":
                     continue  # a string where a string is due
                 out.append(pytest.param(with_field(event, path, value),
                                         id=f"{kind}-{path}-{value!r}"))
@@ -77,6 +82,16 @@ def test_every_type_confusion_is_a_422_that_stores_nothing(
     response = refusing.post({"evenements": [event]})
     assert response.status_code == 422, response.text
     assert refusing.client.get("/economies/bilan").json()["provenance"]["tete"] == 0
+
+
+def test_every_item_of_demande_ids_is_checked(refusing: LiveServer) -> None:
+    for bad in (3, None, "", "x" * 600):
+        if bad == "":
+            continue  # an empty demande_id is a string: accepted by the contract
+        event = {**PILOTAGE, "demande_ids": ["dem-ok", bad]}
+        response = refusing.post({"evenements": [event]})
+        assert response.status_code == 422
+        assert response.json()["erreurs"][0]["champ"] == "demande_ids[1]"
 
 
 @pytest.mark.parametrize("body", [
@@ -115,40 +130,69 @@ def test_control_characters_and_emoji_are_stored_as_received(server: LiveServer)
 
 
 def raw_request(server: LiveServer, head: bytes, body: bytes, shut: bool = True) -> bytes:
+    """Send raw bytes; return the start of the answer (b"" if the server closed first)."""
     with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
-        sock.sendall(head + body)
-        if shut:
-            sock.shutdown(socket.SHUT_WR)
         try:
+            sock.sendall(head + body)
+            if shut:
+                sock.shutdown(socket.SHUT_WR)
             return sock.recv(4096)
-        except TimeoutError:
+        except (ConnectionResetError, BrokenPipeError):
             return b""
 
 
 def test_a_content_length_that_lies_stores_nothing_and_breaks_nothing(
-        server: LiveServer) -> None:
-    body = json.dumps(EXAMPLE_BATCH).encode()
-    auth = f"Authorization: Bearer {TOKEN}\r\n".encode()
-    longer = (b"POST /economies HTTP/1.1\r\nHost: x\r\n" + auth
-              + f"Content-Length: {len(body) + 100}\r\n\r\n".encode())
-    answer = raw_request(server, longer, body)  # then the client stops sending
-    assert not answer.startswith(b"HTTP/1.1 5")
-    shorter = (b"POST /economies HTTP/1.1\r\nHost: x\r\n" + auth
-               + f"Content-Length: {len(body) - 10}\r\n\r\n".encode())
-    answer = raw_request(server, shorter, body)
-    assert answer.startswith(b"HTTP/1.1 400")  # the first len - 10 bytes are not JSON
-    assert server.bilan()["provenance"]["tete"] == 0
-    assert server.post(EXAMPLE_BATCH).json()["recus"] == 2  # still serving
+        tmp_path: Path) -> None:
+    live = LiveServer(tmp_path / "data", env={"MIAM_ECONOMIES_BODY_TIMEOUT": "1"})
+    live.start()
+    try:
+        body = json.dumps(EXAMPLE_BATCH).encode()
+        auth = f"Authorization: Bearer {TOKEN}\r\n".encode()
+        longer = (b"POST /economies HTTP/1.1\r\nHost: x\r\n" + auth
+                  + f"Content-Length: {len(body) + 100}\r\n\r\n".encode())
+        # The promised bytes never come: after --body-timeout the server answers 408.
+        assert raw_request(live, longer, body, shut=False).startswith(b"HTTP/1.1 408")
+        shorter = (b"POST /economies HTTP/1.1\r\nHost: x\r\n" + auth
+                   + f"Content-Length: {len(body) - 10}\r\n\r\n".encode())
+        # The first len - 10 bytes are not JSON.
+        assert raw_request(live, shorter, body, shut=False).startswith(b"HTTP/1.1 400")
+        huge = (b"POST /economies HTTP/1.1\r\nHost: x\r\n" + auth
+                + b"Content-Length: " + b"0" * 5_000 + b"5\r\n\r\n")
+        # h11 refuses such a header itself (400); past it, the app would answer 413.
+        assert raw_request(live, huge, b"x" * 5)[:12] in (b"HTTP/1.1 400", b"HTTP/1.1 413")
+        assert live.bilan()["provenance"]["tete"] == 0
+        assert live.post(EXAMPLE_BATCH).json()["recus"] == 2  # still serving
+    finally:
+        live.stop()
+        live.client.close()
 
 
-def test_a_client_that_sends_half_a_body_does_not_hold_the_store(server: LiveServer) -> None:
-    body = json.dumps(EXAMPLE_BATCH).encode()
+def test_headers_past_64_kib_are_refused_before_the_app(server: LiveServer) -> None:
     head = (b"POST /economies HTTP/1.1\r\nHost: x\r\n"
-            + f"Authorization: Bearer {TOKEN}\r\nContent-Length: {len(body)}\r\n\r\n".encode())
-    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as stalled:
-        stalled.sendall(head + body[: len(body) // 2])  # and then nothing, connection open
-        other = copy.deepcopy(EXAMPLE_BATCH)
-        for e in other["evenements"]:
-            e["id"] += "-autre"
-        assert server.post(other).json()["recus"] == 2  # others are served meanwhile
-    assert server.bilan()["provenance"]["tete"] == 2
+            + f"Authorization: Bearer {TOKEN}\r\n".encode()
+            + b"X-Padding: " + b"a" * 100_000 + b"\r\nContent-Length: 2\r\n\r\n")
+    answer = raw_request(server, head, b"{}")
+    assert answer.startswith(b"HTTP/1.1 4") or answer == b""  # refused, never served
+    assert server.post(EXAMPLE_BATCH).json()["recus"] == 2
+
+
+def test_a_client_that_sends_half_a_body_is_cut_off_and_holds_nothing(
+        tmp_path: Path) -> None:
+    live = LiveServer(tmp_path / "data", env={"MIAM_ECONOMIES_BODY_TIMEOUT": "1"})
+    live.start()
+    try:
+        body = json.dumps(EXAMPLE_BATCH).encode()
+        head = (b"POST /economies HTTP/1.1\r\nHost: x\r\n"
+                + f"Authorization: Bearer {TOKEN}\r\n".encode()
+                + f"Content-Length: {len(body)}\r\n\r\n".encode())
+        with socket.create_connection(("127.0.0.1", live.port), timeout=10) as stalled:
+            stalled.sendall(head + body[: len(body) // 2])  # then nothing
+            other = copy.deepcopy(EXAMPLE_BATCH)
+            for e in other["evenements"]:
+                e["id"] += "-autre"
+            assert live.post(other).json()["recus"] == 2  # others are served meanwhile
+            assert stalled.recv(4096).startswith(b"HTTP/1.1 408")  # and it is cut off
+        assert live.bilan()["provenance"]["tete"] == 2
+    finally:
+        live.stop()
+        live.client.close()

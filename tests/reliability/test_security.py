@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.conftest import EXAMPLE_BATCH, LiveServer
 
@@ -70,3 +71,34 @@ def test_no_cors_headers_are_ever_sent(server: LiveServer) -> None:
                                 headers={"Origin": "http://evil.example"})
     for response in (preflight, answer):
         assert not any(h.startswith("access-control-") for h in response.headers)
+
+
+@pytest.mark.parametrize(("host", "loopback"), [
+    ("127.0.0.1", True), ("127.0.0.2", True), ("::1", True), ("localhost", True),
+    ("0.0.0.0", False), ("::", False), ("192.168.1.10", False), ("example.org", False),
+    ("", False), ("LOCALHOST", False),
+])
+def test_only_loopback_hosts_are_served_without_the_flag(host: str, loopback: bool) -> None:
+    from api.cli import _is_loopback
+
+    assert _is_loopback(host) is loopback
+
+
+def test_files_left_readable_by_others_are_made_private(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    first = LiveServer(data, token=None)
+    first.start()
+    first.post(EXAMPLE_BATCH)
+    first.stop()
+    first.client.close()
+    for f in data.iterdir():
+        f.chmod(0o644)  # as an earlier release, or a careless copy, left them
+    second = LiveServer(data, token=None)
+    second.start()
+    try:
+        assert second.post(EXAMPLE_BATCH).json()["doublons"] == 2
+        modes = {f.name: stat.S_IMODE(f.stat().st_mode) for f in data.iterdir()}
+    finally:
+        second.stop()
+        second.client.close()
+    assert all(mode == 0o600 for mode in modes.values()), modes

@@ -701,3 +701,16 @@ def test_batch_of_501_bad_events_caps_faults_after_the_batch_level_one() -> None
     assert error.faults[0].champ == "evenements"
     assert len(error.faults) == MAX_FAULTS
     assert error.omitted == (MAX_BATCH + 1) + 1 - MAX_FAULTS
+
+
+def test_a_content_length_of_thousands_of_digits_is_too_large_not_an_error() -> None:
+    import asyncio
+
+    from starlette.requests import Request
+
+    from api.body import BodyTooLarge, read_capped
+
+    scope = {"type": "http", "method": "POST", "path": "/economies", "headers": [
+        (b"content-length", b"0" * 5_000 + b"5")]}
+    with pytest.raises(BodyTooLarge):
+        asyncio.run(read_capped(Request(scope), 4, timeout=1))
