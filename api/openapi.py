@@ -153,6 +153,7 @@ def openapi_document() -> dict[str, Any]:
                                                               "minimum": 1}}},
                                  "Stored: recus new, doublons already known"),
                     "400": _error("Not strict UTF-8 JSON"),
+                    "408": _error("The body did not arrive in time (30 s by default)"),
                     "413": _error("Body over the limit (1 MiB by default)"),
                     "422": _json({"type": "object", "required": ["ok", "erreurs"],
                                   "properties": {"ok": {"type": "boolean", "enum": [False]},
