@@ -24,6 +24,7 @@ from starlette.routing import Route
 
 from api.auth import BearerAuth
 from api.body import BodyTooLarge, MalformedBody, SlowBody, parse_json, read_capped
+from api.limits import HeaderCap
 from api.openapi import openapi_document
 from api.services import Services, open_services
 from api.settings import Settings
@@ -194,7 +195,8 @@ def create_app(settings: Settings) -> Starlette:
 
     return Starlette(
         routes=routes,
-        middleware=[Middleware(BearerAuth, token=settings.token,
+        middleware=[Middleware(HeaderCap),
+                    Middleware(BearerAuth, token=settings.token,
                                public_paths=("/healthz", "/openapi.json"))],
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=lifespan,

@@ -29,6 +29,7 @@ from rich.progress import (
 from rich.table import Table
 
 from api.app import create_app
+from api.limits import MAX_HEADERS, guarded_h11
 from api.miam import read_bilan
 from api.replay import ReplayRefused, UnknownFormula, list_anomalies
 from api.replay import compare as compare_formulas
@@ -87,11 +88,15 @@ def main() -> None:
 @click.option("--body-timeout", default=30.0, show_default=True,
               type=click.FloatRange(min=0.1), envvar="MIAM_ECONOMIES_BODY_TIMEOUT",
               show_envvar=True, help="Seconds a request body may take to arrive (then 408).")
+@click.option("--header-timeout", default=10.0, show_default=True,
+              type=click.FloatRange(min=0.1), envvar="MIAM_ECONOMIES_HEADER_TIMEOUT",
+              show_envvar=True,
+              help="Seconds a connection may take to send a request's headers (then closed).")
 # From the environment only in practice: a token on the command line shows in `ps`.
 @click.option("--token", envvar="MIAM_ECONOMIES_TOKEN", show_envvar=True, hidden=True)
 def serve(data: Path, fuseau: str | None, journal: Path | None, host: str,
           allow_non_loopback: bool, port: int, max_body: int, lock_timeout: int,
-          body_timeout: float, token: str | None) -> None:
+          body_timeout: float, header_timeout: float, token: str | None) -> None:
     """Serve POST /economies and GET /economies/bilan; the projection runs in-process."""
     if not _is_loopback(host):
         if not allow_non_loopback:
@@ -116,12 +121,13 @@ def serve(data: Path, fuseau: str | None, journal: Path | None, host: str,
             pass
     except (ProjectionMismatch, ZoneInfoNotFoundError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
-    # ADR-0010: idle keep-alive connections close after 5 s; at most 64 connections at
-    # once (more get 503); a body gets --body-timeout seconds (then 408) and is read whole
-    # before anything touches the store; h11 caps the request line and headers at 64 KiB
-    # (httptools has no such cap).
+    # ADR-0010: a request's line and headers must arrive within --header-timeout seconds
+    # of connecting (or of the last response), its body within --body-timeout (then 408);
+    # idle keep-alive connections close after 5 s; at most 64 connections at once (more
+    # get a plain 503); headers are capped at 64 KiB (h11 while they arrive, HeaderCap
+    # once parsed); the body is read whole before anything touches the store.
     uvicorn.run(create_app(settings), host=host, port=port, log_level="info",
-                http="h11", h11_max_incomplete_event_size=64 * 1024,
+                http=guarded_h11(header_timeout), h11_max_incomplete_event_size=MAX_HEADERS,
                 timeout_keep_alive=5, limit_concurrency=64, timeout_graceful_shutdown=10)
 
 
