@@ -32,10 +32,10 @@ class CatchUpRunner:
     after each page (lines appended by MIAM are seen within ``poll_interval``);
     ``follow_active``: before each step, switch to the projection the view names active
     (a replay's switch reaches a running server without restart; ADR-0009);
-    ``page_size``: notifications folded per
-    view transaction; ``poll_interval``: seconds between looks at the log when nobody wakes
-    the runner. Errors never kill the thread: they are logged, kept in ``last_error``, and
-    the page is retried after ``retry_delay`` seconds (rising to 30 s).
+    ``page_size``: notifications folded per view transaction; ``poll_interval``: seconds
+    between looks at the log when nobody wakes the runner. Errors never kill the thread:
+    they are logged, kept in ``last_error``, and the page is retried after ``retry_delay``
+    seconds (rising to 30 s).
     """
 
     def __init__(self, recorder: ApplicationRecorder, mapper: Mapper[Any],
