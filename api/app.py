@@ -28,8 +28,8 @@ from api.limits import HeaderCap
 from api.openapi import openapi_document
 from api.services import Services, open_services
 from api.settings import Settings
-from api.store import StoreUnavailable
-from domain.bilan import check_day
+from api.store import Appended, StoreUnavailable
+from domain.bilan import check_bounds
 from domain.validation import SchemaError, validate_batch
 
 log = logging.getLogger(__name__)
@@ -43,13 +43,14 @@ async def post_economies(request: Request) -> JSONResponse:
     """Ingest one batch: 200 ``{"ok": true, "recus": n, "doublons": m}`` once durably stored,
     plus ``"conflits": k`` when k doublons differ from the version kept.
 
-    413 / 400 / 422 / 503 come from ``EXCEPTION_HANDLERS``; a refused batch stores nothing.
+    413 / 408 / 400 / 422 / 503 come from ``EXCEPTION_HANDLERS``; a refused batch stores
+    nothing.
     """
     services = _services(request)
     body = await read_capped(request, services.settings.max_body,
                              services.settings.body_timeout)
 
-    def validate_and_append() -> Any:
+    def validate_and_append() -> Appended:
         # Decoding 500 events is CPU work: keep it off the event loop, with the append.
         return services.store.append(validate_batch(parse_json(body)))
 
@@ -67,18 +68,12 @@ async def get_bilan(request: Request) -> JSONResponse:
     s) until the projection has folded every event stored before this request."""
     services = _services(request)
     query = request.query_params
-    bounds = {}
-    for name in ("depuis", "jusqu_au"):
-        if name in query:
-            try:
-                bounds[name] = check_day(query[name])
-            except ValueError as exc:
-                return _error(400, f"{name}: {exc}")
     par = query.get("par") or None
-    if bounds and par != "jour":
-        return _error(400, "depuis and jusqu_au bound days: use them with par=jour")
-    if len(bounds) == 2 and bounds["depuis"] > bounds["jusqu_au"]:
-        return _error(400, "depuis is after jusqu_au")
+    bounds = {name: query[name] for name in ("depuis", "jusqu_au") if name in query}
+    try:
+        check_bounds(par, bounds.get("depuis"), bounds.get("jusqu_au"))
+    except ValueError as exc:
+        return _error(400, str(exc))
     waited = await _maybe_wait(request, services)
     bilan = await run_in_threadpool(services.bilan, par, **bounds)
     if waited is False:

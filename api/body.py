@@ -1,7 +1,8 @@
 """Reading a request body under a byte cap, and decoding it as strict JSON.
 
-Order of checks (SPEC, "Wire contract"): size (413) then JSON (400); the schema (422) is
-``domain.validation``'s job.
+Order of checks (SPEC, "Wire contract"): Content-Length (400 if not a number, 413 if over
+the limit), the body as it streams (413 past the limit, 408 if it stalls), then JSON
+(400); the schema (422) is ``domain.validation``'s job.
 """
 
 from __future__ import annotations

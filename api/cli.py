@@ -31,7 +31,7 @@ from rich.table import Table
 from api.app import create_app
 from api.limits import MAX_HEADERS, guarded_h11
 from api.miam import read_bilan
-from api.replay import ReplayRefused, UnknownFormula, list_anomalies
+from api.replay import ReplayRefused, UnknownFormula, formula_named, list_anomalies
 from api.replay import compare as compare_formulas
 from api.replay import replay as replay_history
 from api.services import open_services
@@ -41,7 +41,7 @@ from api.settings import (
     Settings,
     resolve_token,
 )
-from domain.bilan import Figures, check_day
+from domain.bilan import Figures, check_bounds
 from domain.formulas import FORMULES
 from projections.view import ProjectionMismatch
 
@@ -150,21 +150,14 @@ def bilan(data: Path, fuseau: str | None, journal: Path | None, par: str | None,
     on standard error, and creates nothing (contract, point 4: "Fichier absent : section à
     zéro").
     """
-    for name, bound in (("--depuis", depuis), ("--jusqu-au", jusqu_au)):
-        if bound is not None:
-            try:
-                check_day(bound)
-            except ValueError as exc:
-                raise click.BadParameter(str(exc), param_hint=name) from None
-            if par != "jour":
-                raise click.BadParameter("bounds days: use it with --par jour",
-                                         param_hint=name)
-    if depuis and jusqu_au and depuis > jusqu_au:
-        raise click.BadParameter(f"{depuis} is after --jusqu-au {jusqu_au}",
-                                 param_hint="--depuis")
+    try:
+        check_bounds(par, depuis, jusqu_au)
+    except ValueError as exc:
+        message = str(exc).replace("jusqu_au", "--jusqu-au").replace("par=jour", "--par jour")
+        raise click.BadParameter(message, param_hint="--depuis/--jusqu-au") from None
     if fuseau is not None:
         _check_zone(fuseau)
-    if not (data / "economies.sqlite").exists():
+    if not Settings(data=data, token="").store_path.exists():
         click.echo(f"no event store in {data.resolve()}: empty bilan "
                    "(pass --data or set MIAM_ECONOMIES_DATA)", err=True)
     try:
@@ -239,7 +232,7 @@ def _check_zone(fuseau: str) -> None:
 
 
 def _store_settings(data: Path) -> Settings:
-    if not (data / "economies.sqlite").exists():
+    if not Settings(data=data, token="").store_path.exists():
         raise click.ClickException(f"no event store in {data.resolve()} (pass --data)")
     return Settings(data=data, token="")
 
@@ -261,12 +254,11 @@ def replay(data: Path, formule: str, fuseau: str | None, reconstruire: bool) -> 
         raise click.BadParameter("give a zone, or leave the option out", param_hint="--fuseau")
     settings = _store_settings(data)
     try:  # refuse a bad formula or zone before drawing any progress
-        if formule not in FORMULES:
-            raise UnknownFormula(f"no formula {formule!r}; known: {', '.join(sorted(FORMULES))}")
-        if fuseau is not None:
-            _check_zone(fuseau)
+        formula_named(formule)
     except UnknownFormula as exc:
         raise click.ClickException(str(exc)) from None
+    if fuseau is not None:
+        _check_zone(fuseau)
     columns = (TextColumn("replay"), BarColumn(), MofNCompleteColumn(),
                TextColumn("events"), TextColumn("{task.fields[rate]}"),
                TimeRemainingColumn())

@@ -33,8 +33,9 @@ def read_bilan(data: Path | str = DEFAULT_DATA, *, par: str | None = None,
     projections file still creates its tables and records its settings the first time).
 
     A directory without a store gives the empty bilan and creates nothing. Raises
-    ``ZoneInfoNotFoundError`` for an unknown zone, ``projections.view.ProjectionMismatch`` when
-    the view was built in another zone, ``PersistenceError`` when a database fails.
+    ``ZoneInfoNotFoundError`` for an unknown zone, ``projections.view.ProjectionMismatch``
+    when the view was built with another explicit zone or journal, ``ValueError`` for
+    unsound day bounds, ``PersistenceError`` when a database fails.
     """
     settings = Settings(data=Path(data), token="", fuseau=fuseau,
                         journal=None if journal is None else Path(journal))
@@ -57,9 +58,13 @@ def net_du_jour(client: str = "claude-code", data: Path | str = DEFAULT_DATA, *,
     "Today" is the current day in the zone the projection's days are cut in;
     ``catch_up`` as for ``read_bilan``. Raises as ``read_bilan``.
     """
-    zone = read_bilan(data, fuseau=fuseau, catch_up=False)["provenance"]["fuseau"]
-    today = datetime.now(ZoneInfo(zone)).date().isoformat()
-    bilan = read_bilan(data, par="jour", depuis=today, jusqu_au=today, fuseau=fuseau,
-                       catch_up=catch_up)
+    settings = Settings(data=Path(data), token="", fuseau=fuseau)
+    if not settings.store_path.exists():
+        return 0
+    with open_services(settings, run_projections=False) as services:
+        if catch_up:
+            services.runner.catch_up()
+        today = datetime.now(services.projection.zone).date().isoformat()
+        bilan = services.bilan("jour", today, today)
     figures = bilan["groupes"].get(today, {}).get(client)
     return 0 if figures is None else int(figures["net"])

@@ -33,7 +33,8 @@ class UnknownFormula(ValueError):
     """No formula of that name in ``domain.formulas.FORMULES``."""
 
 
-def _formule(name: str) -> Any:
+def formula_named(name: str) -> Any:
+    """The registered formula ``name``; raises ``UnknownFormula`` naming the known ones."""
     try:
         return FORMULES[name]
     except KeyError:
@@ -57,7 +58,7 @@ def replay(settings: Settings, formule: str, fuseau: str | None = None,
     Raises ``UnknownFormula``, ``ReplayRefused``, ``ZoneInfoNotFoundError`` or
     ``ValueError`` for a bad zone, ``ProjectionMismatch``, and ``PersistenceError``.
     """
-    formula = _formule(formule)
+    formula = formula_named(formule)
     if fuseau is not None:
         ZoneInfo(fuseau)  # before anything is written
     with open_services(_following(settings), run_projections=False) as services:
@@ -131,16 +132,13 @@ def compare(settings: Settings, formules: list[str], par: str = "client") -> dic
         raise ValueError(f"compare par client, jour or modele, not {par!r}")
     if not formules:
         raise UnknownFormula(f"name at least one formula: {', '.join(sorted(FORMULES))}")
-    formulas = [_formule(name) for name in formules]
+    formulas = [formula_named(name) for name in formules]
     zone = ZoneInfo(_active_zone(settings))
     deltas = [PageDelta(f, zone) for f in formulas]
     with closing(_read_only_store(settings)) as store:
         for stored in _stored_events(store):
             for delta in deltas:
-                if isinstance(stored, ConflitRecu):
-                    delta.add_conflit(stored.client)
-                else:
-                    delta.add(stored.evenement())
+                delta.add_stored(stored)
     groupes: dict[str, dict[str, dict[str, Any]]] = {}
     for formula, delta in zip(formulas, deltas, strict=True):
         if par == "client":

@@ -21,7 +21,7 @@ from eventsourcing.sqlite import SQLiteDatastore
 
 from api.settings import Settings, machine_fuseau
 from api.store import EventStore, iso_utc, sqlite_env
-from domain.bilan import check_day
+from domain.bilan import check_bounds
 from domain.formulas import FORMULES, V1
 from projections.bilan import BilanProjection, projection_name
 from projections.journal import JournalFollower
@@ -59,16 +59,12 @@ class Services:
         ``jusqu_au`` (``YYYY-MM-DD``, inclusive) bound the days of ``par=jour``.
         ``provenance`` says which formula, zone and position the figures stand for, and
         the store's head when read. Raises ``PersistenceError`` if a database cannot be
-        read, and ``ValueError`` for a bound that is not a ``YYYY-MM-DD`` day or bounds
-        without ``par="jour"``.
+        read, and ``ValueError`` for unsound day bounds (``domain.bilan.check_bounds``).
         """
-        for bound in (depuis, jusqu_au):
-            if bound is not None:
-                check_day(bound)
-        if (depuis or jusqu_au) and par != "jour":
-            raise ValueError("depuis and jusqu_au bound days: they need par=jour")
+        check_bounds(par, depuis, jusqu_au)
         snapshot = self.projection.snapshot(par, depuis, jusqu_au)
-        bilan = snapshot.as_dict(self.store.head(), self.store.count_up_to(snapshot.position),
+        head = self.store.head()
+        bilan = snapshot.as_dict(head, self.store.count_up_to(snapshot.position, head),
                                  iso_utc(datetime.now(UTC)))
         if self.runner.journal is not None:
             bilan["provenance"]["journal"] = self.runner.journal.state()
@@ -78,7 +74,8 @@ class Services:
         """One demande's figures (SPEC, ``GET /economies/demandes/{id}``), or None for an
         id never seen. Should two clients share the id, the first by name is given and
         ``autres_clients`` lists the others."""
-        entries = self.projection.view.demande(self.projection.tracking_name, demande_id)
+        projection = self.projection
+        entries = projection.view.demande(projection.tracking_name, demande_id)
         if not entries:
             return None
         first = entries[0]

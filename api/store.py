@@ -123,17 +123,16 @@ class EventStore(Application[UUID]):
         it is stored.
         """
         first_seen: dict[UUID, Received] = {}
-        repeats: list[Received] = []
+        repeats: list[tuple[UUID, Received]] = []
         for ev in evenements:
-            if first_seen.setdefault(stream_id(ev.id), ev) is not ev:
-                repeats.append(ev)
+            sid = stream_id(ev.id)
+            if first_seen.setdefault(sid, ev) is not ev:
+                repeats.append((sid, ev))
         try:
             for _ in range(SAVE_ATTEMPTS):
                 stored = self._stored(list(first_seen))
-                new = [ev for sid, ev in first_seen.items() if sid not in stored]
-                differing = self._differing(first_seen, stored, repeats)
-                conflicts = {conflict_stream_id(ev.id, ev.payload): (ev, client)
-                             for ev, client in differing}
+                new = [(sid, ev) for sid, ev in first_seen.items() if sid not in stored]
+                conflicts = self._conflicts(first_seen, stored, repeats)
                 unseen = set(conflicts) - self._stored(list(conflicts))
                 try:
                     if new or unseen:
@@ -145,24 +144,36 @@ class EventStore(Application[UUID]):
                     continue
                 if new or unseen:
                     self._notify_listeners()
-                return Appended(len(new), len(evenements) - len(new), len(differing))
+                differing = sum(len(versions) for versions in conflicts.values())
+                return Appended(len(new), len(evenements) - len(new), differing)
         except (PersistenceError, ConnectionPoolClosedError) as exc:
             log.warning("event store unavailable: %s", exc)
             raise StoreUnavailable(str(exc)) from None
         raise StoreUnavailable(f"lost the race to other writers {SAVE_ATTEMPTS} times")
 
-    def _differing(self, first_seen: dict[UUID, Received], stored: set[UUID],
-                   repeats: list[Received]) -> list[tuple[Received, str]]:
+    def _conflicts(self, first_seen: dict[UUID, Received], stored: set[UUID],
+                   repeats: list[tuple[UUID, Received]]
+                   ) -> dict[UUID, list[tuple[str, Received, str]]]:
         """The doublons whose content differs from the version kept (the stored one, or
-        the batch's first occurrence), each with the kept version's client. Only doublons
-        are compared (one read of their stored payloads), so a batch of new events costs
-        nothing here."""
-        kept = {sid: (canonical(ev.payload), ev.client) for sid, ev in first_seen.items()
-                if sid not in stored}
-        kept.update(self._stored_payloads([sid for sid in first_seen if sid in stored]))
-        candidates = [ev for sid, ev in first_seen.items() if sid in stored] + repeats
-        return [(ev, kept[stream_id(ev.id)][1]) for ev in candidates
-                if canonical(ev.payload) != kept[stream_id(ev.id)][0]]
+        the batch's first occurrence), by conflict stream: ``[(canonical payload, event,
+        kept version's client), ...]`` (one entry per differing doublon of the batch).
+        Only doublons are canonicalised and compared (one read of the stored payloads of
+        those already stored), so a batch of new events costs nothing here."""
+        candidates = [(sid, ev) for sid, ev in first_seen.items() if sid in stored]
+        candidates += repeats
+        if not candidates:
+            return {}
+        kept = self._stored_payloads([sid for sid, _ in candidates if sid in stored])
+        conflicts: dict[UUID, list[tuple[str, Received, str]]] = {}
+        for sid, ev in candidates:
+            if sid not in kept:  # repeated in the batch, first occurrence new
+                first = first_seen[sid]
+                kept[sid] = (canonical(first.payload), first.client)
+            text, client = canonical(ev.payload), kept[sid][1]
+            if text != kept[sid][0]:
+                conflicts.setdefault(conflict_stream_id(ev.id, text), []).append(
+                    (text, ev, client))
+        return conflicts
 
     def _stored_payloads(self, ids: list[UUID]) -> dict[UUID, tuple[str, str]]:
         """The canonical payload and the client of each stored stream of ``ids``: one
@@ -186,26 +197,27 @@ class EventStore(Application[UUID]):
             payloads[event.originator_id] = (canonical(payload), payload["client"])
         return payloads
 
-    def _conflict_events(self, conflicts: dict[UUID, tuple[Received, str]],
+    def _conflict_events(self, conflicts: dict[UUID, list[tuple[str, Received, str]]],
                          unseen: set[UUID]) -> list[EvenementRecu]:
         now = self._clock()
         return [ConflitRecu(originator_id=sid, originator_version=1, timestamp=now,
-                            payload=canonical(ev.payload), recu_le=iso_utc(now),
-                            client=client)
-                for sid, (ev, client) in conflicts.items() if sid in unseen]
+                            payload=versions[0][0], recu_le=iso_utc(now),
+                            client=versions[0][2])
+                for sid, versions in conflicts.items() if sid in unseen]
 
     def head(self) -> int:
         """The store's last notification id (0 when empty). Raises ``PersistenceError``."""
         return self.recorder.max_notification_id() or 0
 
-    def count_up_to(self, position: int) -> int:
-        """Events stored with a notification id up to ``position``, counted by the store.
+    def count_up_to(self, position: int, head: int) -> int:
+        """Events stored with a notification id up to ``position``, counted by the store
+        whose last notification id is ``head``.
 
         On SQLite notification ids are the table's rowids, assigned max + 1 under the
         write lock, never reused once committed and never deleted here: ids 1..head are
         dense, so the count is ``min(position, head)`` without a scan (ADR-0008).
         """
-        return min(position, self.head())
+        return min(position, head)
 
     def _stored(self, ids: list[UUID]) -> set[UUID]:
         """Those of ``ids`` that already have a stream: one query per batch."""
@@ -222,18 +234,19 @@ class EventStore(Application[UUID]):
             )
             return {UUID(row[0]) for row in cursor.fetchall()}
 
-    def _domain_events(self, evenements: Sequence[Received]) -> list[EvenementRecu]:
+    def _domain_events(self, evenements: Sequence[tuple[UUID, Received]]
+                       ) -> list[EvenementRecu]:
         now = self._clock()
         recu_le = iso_utc(now)
         return [
             STORED_CLASSES[ev.type](
-                originator_id=stream_id(ev.id),
+                originator_id=sid,
                 originator_version=1,
                 timestamp=now,
                 payload=json.dumps(ev.payload, ensure_ascii=False, separators=(",", ":")),
                 recu_le=recu_le,
             )
-            for ev in evenements
+            for sid, ev in evenements
         ]
 
     def _notify_listeners(self) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from functools import singledispatch
 
 from domain.events import Correction, Delegation, Pilotage, Received
-from domain.formulas import cout_correction, cout_pilotage, evites_serveur
+from domain.formulas import counts_serveur, cout_correction, cout_pilotage, evites_serveur
 
 KINDS = ("evites", "estimation", "par_subagent", "cout", "id")
 """Every anomaly kind, in the order they are reported."""
@@ -39,9 +39,7 @@ def _(d: Delegation) -> tuple[str, ...]:
     found = []
     if e.evites != evites_serveur(d):
         found.append("evites")
-    rendus_ok = d.retour == "apercu" or e.rendus == e.ecrits
-    if e.lus != max(0, d.tokens_entree - e.consigne) or e.ecrits != d.tokens_sortie \
-            or not rendus_ok:
+    if (e.lus, e.ecrits, e.rendus) != counts_serveur(d):
         found.append("estimation")
     if d.par_subagent != (d.agent_id is not None):
         found.append("par_subagent")

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import astuple, dataclass
-from datetime import date, datetime, tzinfo
+from datetime import date, tzinfo
 from fractions import Fraction
 from functools import singledispatch
 from math import floor
 from typing import Any
 
-from domain.events import Correction, Delegation, Pilotage, Received
+from domain.events import Correction, Delegation, Pilotage, Received, parse_instant
 from domain.formulas import Formule
 from domain.tarifs import tarif
 
@@ -119,11 +119,7 @@ def jour(date: str, zone: tzinfo) -> str:
     ``date`` is a validated ISO 8601 string with an offset; two dates naming the same
     instant with different offsets fall on the same day. Raises ``ValueError`` otherwise.
     """
-    head, dot, rest = date.partition(".")
-    if dot:  # fromisoformat in 3.11 takes at most 6 fraction digits; the day needs none
-        digits = len(rest) - len(rest.lstrip("0123456789"))
-        date = head + rest[digits:]
-    return datetime.fromisoformat(date.replace("Z", "+00:00")).astimezone(zone).date().isoformat()
+    return parse_instant(date).astimezone(zone).date().isoformat()
 
 
 def check_day(text: str) -> str:
@@ -138,6 +134,21 @@ def check_day(text: str) -> str:
     except ValueError:
         raise ValueError(f"{text!r} is not a day written YYYY-MM-DD") from None
     return text
+
+
+def check_bounds(par: str | None, depuis: str | None, jusqu_au: str | None) -> None:
+    """Raise ``ValueError`` unless the day bounds of a breakdown are sound: each a
+    ``YYYY-MM-DD`` day, only with ``par="jour"``, ``depuis`` not after ``jusqu_au``."""
+    for name, bound in (("depuis", depuis), ("jusqu_au", jusqu_au)):
+        if bound is not None:
+            try:
+                check_day(bound)
+            except ValueError as exc:
+                raise ValueError(f"{name}: {exc}") from None
+    if (depuis or jusqu_au) and par != "jour":
+        raise ValueError("depuis and jusqu_au bound days: use them with par=jour")
+    if depuis and jusqu_au and depuis > jusqu_au:
+        raise ValueError("depuis is after jusqu_au")
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Literal, TypeAlias
 from uuid import NAMESPACE_URL, UUID, uuid5
 
@@ -130,6 +131,19 @@ class Correction(Evenement):
 
 
 Received: TypeAlias = Delegation | Pilotage | Correction
+
+
+def parse_instant(date: str) -> datetime:
+    """The aware datetime of an ISO 8601 ``date`` with an offset (``Z`` or ``+hh:mm``).
+
+    Python 3.11's ``fromisoformat`` takes at most 6 fraction digits: further ones (the
+    contract allows nanoseconds) are dropped. Raises ``ValueError`` for an invalid date.
+    """
+    head, dot, rest = date.partition(".")
+    if dot:
+        digits = len(rest) - len(rest.lstrip("0123456789"))
+        date = f"{head}.{rest[:min(digits, 6)].ljust(6, '0')}{rest[digits:]}"
+    return datetime.fromisoformat(date.replace("Z", "+00:00"))
 
 
 def from_payload(payload: Mapping[str, Any]) -> Received:
@@ -244,10 +258,10 @@ def canonical(payload: Mapping[str, Any]) -> str:
     return json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-def conflict_stream_id(event_id: str, payload: Mapping[str, Any]) -> UUID:
+def conflict_stream_id(event_id: str, canonical_payload: str) -> UUID:
     """The stream of one differing version of ``event_id``: uuid5 of the id and of the
-    canonical payload, so the same differing version re-sent is recorded once."""
-    return uuid5(NAMESPACE_URL, f"/economies/conflit/{event_id}/{canonical(payload)}")
+    version's ``canonical`` text, so the same differing version re-sent is recorded once."""
+    return uuid5(NAMESPACE_URL, f"/economies/conflit/{event_id}/{canonical_payload}")
 
 
 STORED_CLASSES: Mapping[str, type[EvenementRecu]] = {

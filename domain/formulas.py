@@ -87,17 +87,26 @@ def js_round(value: Fraction) -> int:
     return math.floor(value + Fraction(1, 2))
 
 
+def counts_serveur(d: Delegation) -> tuple[int, int, int]:
+    """(lus, ecrits, rendus) of a delegation recomputed from its raw counters, tokens:
+    lus = max(0, tokens_entree - consigne), ecrits = tokens_sortie, rendus = ecrits for
+    ``complet`` (the plugin's ``rendus`` for ``apercu``: the answer's length is not sent).
+    Source: contract, "Calcul des estimations"."""
+    lus = max(0, d.tokens_entree - d.estimation.consigne)
+    ecrits = d.tokens_sortie
+    return lus, ecrits, ecrits if d.retour == "complet" else d.estimation.rendus
+
+
 def evites_serveur(d: Delegation) -> int:
     """The delegation's evites recomputed from its raw counters, tokens (contract,
     "Calcul des estimations"): lus = max(0, entree - consigne), ecrits = sortie, rendus =
     ecrits for ``complet`` (the plugin's ``rendus`` for ``apercu``: the answer's length is
     not sent), and the consigne and the reading count only without a subagent (agent_id
     null). The consigne's length is not sent either: the plugin's ``consigne`` is used."""
-    e = d.estimation
-    lus = max(0, d.tokens_entree - e.consigne)
-    ecrits = d.tokens_sortie
-    rendus = ecrits if d.retour == "complet" else e.rendus
-    return lus + ecrits if d.agent_id is not None else lus + ecrits - (e.consigne + rendus)
+    lus, ecrits, rendus = counts_serveur(d)
+    if d.agent_id is not None:
+        return lus + ecrits
+    return lus + ecrits - (d.estimation.consigne + rendus)
 
 
 V1 = Formule(
@@ -121,13 +130,11 @@ def _evites_pondere(d: Delegation) -> int:
     # Claude would have read the input (input tokens) and written the output (output
     # tokens); without a subagent it also writes the consigne and reads the answer back.
     # The counts are recomputed from the raw counters, as v1-serveur does.
-    w, e = ratios(None), d.estimation
-    lus = max(0, d.tokens_entree - e.consigne)
-    ecrits = d.tokens_sortie
-    rendus = ecrits if d.retour == "complet" else e.rendus
+    w = ratios(None)
+    lus, ecrits, rendus = counts_serveur(d)
     saved = lus * w.input + ecrits * w.output
     if d.agent_id is None:
-        saved -= e.consigne * w.output + rendus * w.input
+        saved -= d.estimation.consigne * w.output + rendus * w.input
     return js_round(saved)
 
 

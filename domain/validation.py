@@ -10,10 +10,17 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
-from domain.events import OUTILS, RETOURS, SCHEMA, TYPES, Received, from_payload
+from domain.events import (
+    OUTILS,
+    RETOURS,
+    SCHEMA,
+    TYPES,
+    Received,
+    from_payload,
+    parse_instant,
+)
 
 MAX_BATCH = 500
 """Events per batch at most (contract, "Transport": ATTENTE_MAX)."""
@@ -157,13 +164,8 @@ def _iso_date(value: Any) -> str | None:
     if not _ISO_DATE.fullmatch(value):
         return ("must be ISO 8601 with date, time and offset, "
                 "as toISOString() writes it (2026-10-30T09:12:04.512Z)")
-    # fromisoformat in 3.11 takes at most 6 fraction digits; keep them for range checks.
-    head, dot, rest = value.partition(".")
-    if dot:
-        digits = len(rest) - len(rest.lstrip("0123456789"))
-        value = f"{head}.{rest[:min(digits, 6)].ljust(6, '0')}{rest[digits:]}"
     try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        moment = parse_instant(value)
     except ValueError as exc:
         return f"is not a valid date-time: {exc}"
     if not 1 < moment.year < 9999:

@@ -17,7 +17,7 @@ from typing import Any
 from eventsourcing.persistence import Tracking
 from eventsourcing.projection import Projection
 
-from domain.events import ConflitRecu, EvenementRecu
+from domain.events import EvenementRecu
 from domain.formulas import V1, Formule
 from projections.delta import PageDelta
 from projections.view import BilanSnapshot, BilanView
@@ -58,10 +58,7 @@ class BilanProjection(Projection[BilanView]):
         """
         delta = PageDelta(self.formule, self.zone)
         for stored in events:
-            if isinstance(stored, ConflitRecu):
-                delta.add_conflit(stored.client)
-            else:
-                delta.add(stored.evenement())
+            delta.add_stored(stored)
         self.view.fold(Tracking(self.tracking_name, last_id), delta, previous)
 
     def snapshot(self, par: str | None = None, depuis: str | None = None,

@@ -17,7 +17,14 @@ from typing import Any
 
 from domain.anomalies import anomalies
 from domain.bilan import Figures, FiguresModele, contribution, jour, parts_pilotage
-from domain.events import Correction, Delegation, Pilotage, Received
+from domain.events import (
+    ConflitRecu,
+    Correction,
+    Delegation,
+    EvenementRecu,
+    Pilotage,
+    Received,
+)
 from domain.formulas import Formule
 
 
@@ -110,6 +117,14 @@ class PageDelta:
         for kind in anomalies(evenement):
             self.anomalies[(evenement.client, kind)] += 1
         self._per_type(evenement, figures)
+
+    def add_stored(self, stored: EvenementRecu) -> None:
+        """Fold one stored event: a ``ConflitRecu`` counts under ``conflits``, any other is
+        folded by ``add``."""
+        if isinstance(stored, ConflitRecu):
+            self.add_conflit(stored.client)
+        else:
+            self.add(stored.evenement())
 
     def add_conflit(self, client: str) -> None:
         """Count one differing re-sent version (a stored ``ConflitRecu``) for ``client``,

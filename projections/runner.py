@@ -100,15 +100,17 @@ class CatchUpRunner:
 
     def catch_up(self) -> int:
         """Fold pages and journal lines until both are exhausted (inline use, e.g. the
-        ``bilan`` command); return how many events the view gained meanwhile."""
-        before = self.projection.snapshot().evenements
+        ``bilan`` command); return the events this call folded."""
+        folded = 0
         while True:
             try:
-                if self.step() == 0:
-                    break
+                page = self.fold_page()
+                lines = self.journal.follow() if self.journal is not None else 0
             except IntegrityError:
                 continue  # another runner folded this page: read the position again
-        return self.projection.snapshot().evenements - before
+            if page == 0 and lines == 0:
+                return folded
+            folded += page
 
     def start(self) -> None:
         """Start following the log in a daemon thread."""

@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from eventsourcing.persistence import IntegrityError, Tracking
-from eventsourcing.sqlite import SQLiteCursor, SQLiteDatastore, SQLiteTrackingRecorder
+from eventsourcing.sqlite import SQLiteCursor, SQLiteTrackingRecorder
 
 from domain.bilan import Figures, FiguresModele
 from projections.delta import PageDelta
@@ -53,9 +53,6 @@ def _chunks(items: Sequence[Any]) -> Iterator[Sequence[Any]]:
 
 class SQLiteBilanView(SQLiteTrackingRecorder, BilanView):
     """``BilanView`` on an ``eventsourcing`` ``SQLiteDatastore`` (see ``BilanView``)."""
-
-    def __init__(self, datastore: SQLiteDatastore):
-        super().__init__(datastore)
 
     def construct_create_table_statements(self) -> list[str]:
         """The library's tracking table, then the view's tables and indexes."""
@@ -383,7 +380,7 @@ class SQLiteBilanView(SQLiteTrackingRecorder, BilanView):
                           (name, expected))
             return c.fetchone() is not None
 
-    def reset(self, name: str, settings: ProjectionSettings | None = None) -> None:
+    def reset(self, name: str) -> None:
         """See ``BilanView.reset``."""
         with self.datastore.transaction(commit=True) as c:
             c.execute("DELETE FROM tracking WHERE application_name = ?", (name,))
@@ -391,12 +388,6 @@ class SQLiteBilanView(SQLiteTrackingRecorder, BilanView):
                 if table != "bilan_state":
                     c.execute(f"DELETE FROM {table} WHERE projection = ?", (name,))
             c.execute("UPDATE bilan_state SET evenements = 0 WHERE projection = ?", (name,))
-            if settings is not None:
-                c.execute("UPDATE bilan_state SET fuseau = ?, fuseau_explicite = ?, "
-                          "journal = ?, journal_explicite = ?, formule = ? "
-                          "WHERE projection = ?",
-                          (settings.fuseau, settings.fuseau_explicite, settings.journal,
-                           settings.journal_explicite, settings.formule, name))
 
     # --- Reads -------------------------------------------------------------------------
 

@@ -55,12 +55,13 @@ class BilanSnapshot:
     """One consistent read of a projection (one read transaction).
 
     ``position``: last notification id folded in (0 before any); ``evenements``: events
-    the runner read up to ``position``; ``clients``: figures by client (their
-    ``evenements`` summed is the conservation's ``comptes``); ``en_attente``: pilotages and
-    corrections of which some demande has no delegation yet; ``fuseau``: the zone the days
-    are cut in (None before the projection is opened once); ``par``/``groupes``: the
-    breakdown asked, if any; ``anomalies`` (client -> kind -> events) and ``conflits``
-    (client -> differing re-sent versions).
+    the runner read up to ``position`` (equal to ``comptes`` by construction: both come
+    from the same pages; the check with teeth is ``comptes`` against the store's count);
+    ``clients``: figures by client (their ``evenements`` summed is ``comptes``);
+    ``en_attente``: pilotages and corrections of which some demande has no delegation yet;
+    ``fuseau``: the zone the days are cut in (None before the projection is opened once);
+    ``par``/``groupes``: the breakdown asked, if any; ``anomalies`` (client -> kind ->
+    events) and ``conflits`` (client -> differing re-sent versions).
     """
 
     formule: str
@@ -193,7 +194,7 @@ class BilanView(TrackingRecorder, ABC):
         for an id never seen), in the shape of ``GET /economies/demandes/{id}``."""
 
     @abstractmethod
-    def reset(self, name: str, settings: ProjectionSettings | None = None) -> None:
+    def reset(self, name: str) -> None:
         """Delete projection ``name``'s figures, groups and tracking position (a runner
         still folding it starts again from 0: its next compare-and-set fails); keep its
-        settings, or replace them with ``settings``."""
+        settings."""
