@@ -24,9 +24,7 @@ test: $(STAMP)
 
 # Benchmarks are never timed tests: they print figures as ratios against a reference.
 bench: $(STAMP)
-	$(BIN)/python -m bench.ingest
-	$(BIN)/python -m bench.read
-	$(BIN)/python -m bench.replay
+	$(BIN)/python -m bench.run
 
 # The reliability suites, longer: 40 kill -9 rounds, 500 schemathesis cases per route.
 soak: $(STAMP)

@@ -54,7 +54,8 @@ async def post_economies(request: Request) -> JSONResponse:
         # Decoding 500 events is CPU work: keep it off the event loop, with the append.
         return services.store.append(validate_batch(parse_json(body)))
 
-    appended = await run_in_threadpool(validate_and_append)
+    with services.runner.ingesting():  # the projection waits for a quiet moment
+        appended = await run_in_threadpool(validate_and_append)
     answer = {"ok": True, "recus": appended.recus, "doublons": appended.doublons}
     if appended.conflits:  # re-sent ids with other content: a plugin bug made visible
         answer["conflits"] = appended.conflits

@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from api.services import build_projection, open_services
+from api.services import REPLAY_PAGE, build_projection, open_services
 from api.settings import Settings, machine_fuseau
 from api.store import EventStore, sqlite_env
 from domain.anomalies import anomalies
@@ -47,7 +47,8 @@ class ReplayRefused(ValueError):
 
 
 def replay(settings: Settings, formule: str, fuseau: str | None = None,
-           progress: Progress | None = None, *, reconstruire: bool = False) -> dict[str, Any]:
+           progress: Progress | None = None, *, reconstruire: bool = False,
+           page_size: int = REPLAY_PAGE) -> dict[str, Any]:
     """Build the bilan under ``formule`` (and zone ``fuseau``, default the active one)
     beside the one that serves, then make it the one that serves; return
     ``{"projection", "evenements", "active"}`` (``active`` is another name if a concurrent
@@ -55,6 +56,7 @@ def replay(settings: Settings, formule: str, fuseau: str | None = None,
 
     An existing projection of that name resumes from its position, unless
     ``reconstruire`` (then it is rebuilt from the first event; not for the active one).
+    ``page_size``: events folded per view transaction (ADR-0011).
     Raises ``UnknownFormula``, ``ReplayRefused``, ``ZoneInfoNotFoundError`` or
     ``ValueError`` for a bad zone, ``ProjectionMismatch``, and ``PersistenceError``.
     """
@@ -77,7 +79,7 @@ def replay(settings: Settings, formule: str, fuseau: str | None = None,
             fuseau_explicite=current.fuseau_explicite or fuseau is not None))
         if reconstruire:
             view.reset(name)
-        projection = build_projection(store, view, name, progress)
+        projection = build_projection(store, view, name, progress, page_size)
         switched = name == active or view.activate(name, expected=active)
         return {"projection": name, "evenements": projection.snapshot().evenements,
                 "active": name if switched else view.active()}
@@ -142,11 +144,12 @@ def compare(settings: Settings, formules: list[str], par: str = "client") -> dic
     groupes: dict[str, dict[str, dict[str, Any]]] = {}
     for formula, delta in zip(formulas, deltas, strict=True):
         if par == "client":
-            cells = {(c, c): f.as_dict() for c, f in delta.clients.items()}
+            cells = {(c, c): f.figures().as_dict() for c, f in delta.clients.items()}
         elif par == "jour":
-            cells = {(j, c): f.as_dict() for (c, j), f in delta.jours.items()}
+            cells = {(j, c): f.figures().as_dict() for (c, j), f in delta.jours.items()}
         else:
-            cells = {(m, c): f.as_dict(m) for (c, m), f in delta.modeles.items()}
+            cells = {(m, c): f.figures().as_dict(m)
+                     for (c, m), f in delta.modeles.items()}
         for (key, client), figures in cells.items():
             groupes.setdefault(key, {}).setdefault(client, {})[formula.name] = figures
     return {"par": par, "fuseau": str(zone), "formules": [f.name for f in formulas],

@@ -17,7 +17,6 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from eventsourcing.persistence import IntegrityError
-from eventsourcing.sqlite import SQLiteDatastore
 
 from api.settings import Settings, machine_fuseau
 from api.store import EventStore, iso_utc, sqlite_env
@@ -26,7 +25,7 @@ from domain.formulas import FORMULES, V1
 from projections.bilan import BilanProjection, projection_name
 from projections.journal import JournalFollower
 from projections.runner import CatchUpRunner
-from projections.sqlite_view import SQLiteBilanView
+from projections.sqlite_view import SQLiteBilanView, ViewDatastore
 from projections.view import ProjectionMismatch, ProjectionSettings
 
 log = logging.getLogger(__name__)
@@ -96,20 +95,34 @@ def _create_private(path: Path) -> None:
                 each.chmod(0o600)
 
 
+MAX_DEFER = 1.0
+"""Seconds the live runner may put off its next page while batches are being ingested
+(``CatchUpRunner``; ADR-0011): the bilan lags a burst of POSTs by about this much."""
+
+REPLAY_PAGE = 20_000
+"""Notifications folded per view transaction while a projection is built or replayed:
+20,000 folded 2x faster than 500 at 300,000 events (``make bench``; ADR-0011)."""
+
+
 def build_projection(store: EventStore, view: SQLiteBilanView, name: str,
-                     progress: Callable[[int, int], None] | None = None) -> BilanProjection:
+                     progress: Callable[[int, int], None] | None = None,
+                     page_size: int = REPLAY_PAGE) -> BilanProjection:
     """Fold the store into projection ``name`` (settings already recorded) until it has
     reached the store's head, from its own position (so an interrupted build resumes), and
     join the journal; return it. It is not made active here. ``progress(done, total)`` is
-    called after each page. Raises the view's or store's ``PersistenceError``.
+    called after each page of ``page_size`` events. Raises the view's or store's
+    ``PersistenceError``.
     """
     settings = view.settings_of(name)
     assert settings is not None, f"no settings recorded for {name}"
     if (view.max_tracking_id(name) or 0) > store.head():
         view.reset(name)  # built on another store: start again
     projection = BilanProjection(view, ZoneInfo(settings.fuseau), FORMULES[settings.formule])
+    # Larger pages than the live runner's: nobody waits for a commit, and a page's events
+    # meet in memory before they meet the view's B-trees (ADR-0011).
     runner = CatchUpRunner(store.recorder, store.mapper, projection,
-                           journal=JournalFollower(view, Path(settings.journal)))
+                           journal=JournalFollower(view, Path(settings.journal)),
+                           page_size=page_size)
     while True:
         while projection.position() < store.head():
             try:
@@ -193,7 +206,7 @@ def open_services(settings: Settings, *, run_projections: bool = True) -> Iterat
     for path in (settings.store_path, settings.projections_path):
         _create_private(path)
     store = EventStore(env=sqlite_env(settings.store_path, settings.lock_timeout))
-    datastore = SQLiteDatastore(str(settings.projections_path),
+    datastore = ViewDatastore(str(settings.projections_path),
                                 lock_timeout=settings.lock_timeout)
     try:
         view = SQLiteBilanView(datastore)
@@ -204,7 +217,8 @@ def open_services(settings: Settings, *, run_projections: bool = True) -> Iterat
                                      FORMULES[recorded.formule])
         runner = CatchUpRunner(store.recorder, store.mapper, projection,
                                journal=JournalFollower(view, Path(recorded.journal)),
-                               follow_active=True, poll_interval=settings.poll_interval)
+                               follow_active=True, poll_interval=settings.poll_interval,
+                               max_defer=MAX_DEFER)
         store.on_append(runner.wake)
         if run_projections:
             runner.start()

@@ -25,6 +25,7 @@ from typing import Any, Literal, TypeAlias
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 from eventsourcing.domain import DomainEvent
+from eventsourcing.utils import get_topic
 
 SCHEMA = 1
 """The only schema version this service accepts (contract, "Modèle de données")."""
@@ -139,6 +140,11 @@ def parse_instant(date: str) -> datetime:
     Python 3.11's ``fromisoformat`` takes at most 6 fraction digits: further ones (the
     contract allows nanoseconds) are dropped. Raises ``ValueError`` for an invalid date.
     """
+    try:
+        # Python 3.11 reads toISOString()'s form (3 fraction digits, "Z") directly.
+        return datetime.fromisoformat(date)
+    except ValueError:
+        pass
     head, dot, rest = date.partition(".")
     if dot:
         digits = len(rest) - len(rest.lstrip("0123456789"))
@@ -152,53 +158,32 @@ def from_payload(payload: Mapping[str, Any]) -> Received:
     Use it on events read back from the store; it does not check anything again.
     Raises ``KeyError``/``TypeError`` only if the payload never was valid (a bug).
     """
-    common = {
-        "id": payload["id"],
-        "date": payload["date"],
-        "client": payload["client"],
-        "session_id": payload["session_id"],
-        "payload": payload,
-    }
-    kind = payload["type"]
+    # Positional construction, field order as declared: this runs for every event a
+    # projection folds, and building a keyword dict per event costs more than the rest.
+    p = payload
+    kind = p["type"]
     if kind == "delegation":
-        e = payload["estimation"]
+        e = p["estimation"]
         return Delegation(
-            **common,
-            demande_id=payload["demande_id"],
-            agent_id=payload["agent_id"],
-            par_subagent=payload["par_subagent"],
-            retour=payload["retour"],
-            tokens_entree=payload["tokens_entree"],
-            tokens_sortie=payload["tokens_sortie"],
-            estimation=Estimation(
-                e["lus"], e["ecrits"], e["consigne"], e["rendus"], e["evites"], e["methode"]
-            ),
+            p["id"], p["date"], p["client"], p["session_id"], p, p["demande_id"],
+            p["agent_id"], p["par_subagent"], p["retour"], p["tokens_entree"],
+            p["tokens_sortie"],
+            Estimation(e["lus"], e["ecrits"], e["consigne"], e["rendus"], e["evites"],
+                       e["methode"]),
         )
     if kind == "pilotage":
-        u = payload["usage"]
+        u = p["usage"]
         return Pilotage(
-            **common,
-            agent_id=payload["agent_id"],
-            turn_id=payload["turn_id"],
-            demande_ids=tuple(payload["demande_ids"]),
-            modele=payload["modele"],
-            usage=Usage(
-                u["input_tokens"],
-                u["output_tokens"],
-                u["cache_read_input_tokens"],
-                u["cache_creation_input_tokens"],
-            ),
-            cout=payload["cout"],
+            p["id"], p["date"], p["client"], p["session_id"], p, p["agent_id"],
+            p["turn_id"], tuple(p["demande_ids"]), p["modele"],
+            Usage(u["input_tokens"], u["output_tokens"], u["cache_read_input_tokens"],
+                  u["cache_creation_input_tokens"]),
+            p["cout"],
         )
     if kind == "correction":
         return Correction(
-            **common,
-            demande_id=payload["demande_id"],
-            outil=payload["outil"],
-            tool_use_id=payload["tool_use_id"],
-            tokens_lus=payload["tokens_lus"],
-            tokens_ecrits=payload["tokens_ecrits"],
-            cout=payload["cout"],
+            p["id"], p["date"], p["client"], p["session_id"], p, p["demande_id"],
+            p["outil"], p["tool_use_id"], p["tokens_lus"], p["tokens_ecrits"], p["cout"],
         )
     raise TypeError(f"unknown event type {kind!r}")
 
@@ -270,3 +255,9 @@ STORED_CLASSES: Mapping[str, type[EvenementRecu]] = {
     "correction": CorrectionRecue,
 }
 """The stored domain event class of each contract ``type``."""
+
+TOPICS: Mapping[str, str] = {kind: get_topic(cls) for kind, cls in STORED_CLASSES.items()}
+"""The stored event topic of each contract ``type``, as the library's mapper names it."""
+
+CONFLIT_TOPIC = get_topic(ConflitRecu)
+"""The stored event topic of a ``ConflitRecu``."""

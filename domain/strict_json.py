@@ -12,9 +12,42 @@ import json
 import math
 from typing import Any
 
+import orjson
+
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_LONG_INTEGER = b"0" * 19
+"""19 digits in a row (once every digit reads 0): possibly an integer past 64 bits, which
+orjson would turn into a float. A translate and a substring search: a regex costs 10x."""
+
 
 class NotStrictJson(ValueError):
     """The bytes are not strict JSON; the message says why, fit for a 400 body."""
+
+
+_SLOW = object()
+
+
+def _loads_fast(body: bytes) -> Any:
+    """``body`` decoded by orjson when that gives exactly what the stdlib decoder would,
+    else ``_SLOW``.
+
+    orjson refuses invalid UTF-8, a BOM, NaN, Infinity and overflowing numbers, like the
+    strict decoder, but keeps the last of repeated keys and turns integers past 64 bits
+    into floats. So: no ``\\u`` escape (lone surrogates, escaped colons), no run of 19
+    digits; and a repeated key is detected by counting colons: outside strings each one
+    ends a key, inside strings they are literal (no escape can write one here). Dropping a
+    repeated key drops at least its colon, so the re-encoded document (orjson writes no
+    spaces, escapes no colon) has as many colons as the body exactly when no key repeats.
+    """
+    if b"\\u" in body or _LONG_INTEGER in body.translate(_DIGITS_AS_ZERO):
+        return _SLOW
+    try:
+        document = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return _SLOW  # the strict decoder says why, in its own words
+    if body.count(b":") != orjson.dumps(document).count(b":"):
+        return _SLOW  # a repeated key
+    return document
 
 
 def _refuse_constant(name: str) -> Any:
@@ -65,8 +98,13 @@ def loads_strict(body: bytes) -> Any:
     that overflows to it), no repeated key, no lone surrogate escape (``\\ud800``).
 
     Raises ``NotStrictJson`` saying why. Deep nesting and integer literals past Python's
-    digit limit are refused too, never a crash.
+    digit limit are refused too, never a crash. Most bodies take ``_loads_fast`` (orjson,
+    about 2x faster); the others, and every refusal, go through the stdlib decoder, which
+    gives the same document or says why not (ADR-0011).
     """
+    document = _loads_fast(body)
+    if document is not _SLOW:
+        return document
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -10,20 +10,24 @@ taken from the delegation with the smallest id, which is order-independent too (
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import tzinfo
-from functools import singledispatchmethod
 from typing import Any
+
+import orjson
 
 from domain.anomalies import anomalies
 from domain.bilan import Figures, FiguresModele, contribution, jour, parts_pilotage
 from domain.events import (
+    CONFLIT_TOPIC,
     ConflitRecu,
     Correction,
     Delegation,
     EvenementRecu,
     Pilotage,
     Received,
+    from_payload,
 )
 from domain.formulas import Formule
 
@@ -69,15 +73,78 @@ class DelegationVue:
                              e.rendus)
 
 
-@dataclass
-class DemandeDelta:
-    """What a page adds to one (client, demande): figures (``pilotage`` is its share, tokens),
-    the number of pilotage parts it gets, corrections per ``outil`` as (cout, nombre), its
-    delegation if one is in the page, and ``liens``: the ids of the pilotages and
-    corrections that reach it (the conservation's ``en_attente`` counts those whose
-    delegation is missing)."""
+@dataclass(slots=True)
+class Tally:
+    """Mutable running sums of one key inside one page (tokens, except the counts
+    ``delegations`` and ``evenements``): ``Figures`` built up in place, because a page
+    folds hundreds of events and a new frozen value per event costs more than the fold."""
 
-    figures: Figures = Figures()
+    delegations: int = 0
+    evites: int = 0
+    pilotage: int = 0
+    corrections: int = 0
+    evenements: int = 0
+
+    def add(self, figures: Figures) -> None:
+        """Add one event's ``contribution`` (or any ``Figures``)."""
+        self.delegations += figures.delegations
+        self.evites += figures.evites
+        self.pilotage += figures.pilotage
+        self.corrections += figures.corrections
+        self.evenements += figures.evenements
+
+    def add_tally(self, other: Tally) -> None:
+        """Add another tally's sums."""
+        self.delegations += other.delegations
+        self.evites += other.evites
+        self.pilotage += other.pilotage
+        self.corrections += other.corrections
+        self.evenements += other.evenements
+
+    def figures(self) -> Figures:
+        """These sums as the domain's immutable ``Figures``."""
+        return Figures(self.delegations, self.evites, self.pilotage, self.corrections,
+                       self.evenements)
+
+
+@dataclass(slots=True)
+class TallyModele:
+    """Mutable ``FiguresModele`` of one (client, modele) inside one page: ``tours`` (a
+    count), the four usage counters and ``cout`` (tokens)."""
+
+    tours: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cout: int = 0
+
+    def add(self, pilotage: Pilotage, cout: int) -> None:
+        """Add one turn whose pilotage cost under the page's formula is ``cout``."""
+        u = pilotage.usage
+        self.tours += 1
+        self.input_tokens += u.input_tokens
+        self.output_tokens += u.output_tokens
+        self.cache_read_input_tokens += u.cache_read_input_tokens
+        self.cache_creation_input_tokens += u.cache_creation_input_tokens
+        self.cout += cout
+
+    def figures(self) -> FiguresModele:
+        """These sums as the domain's immutable ``FiguresModele``."""
+        return FiguresModele(self.tours, self.input_tokens, self.output_tokens,
+                             self.cache_read_input_tokens, self.cache_creation_input_tokens,
+                             self.cout)
+
+
+@dataclass(slots=True)
+class DemandeDelta:
+    """What a page adds to one (client, demande): figures (``pilotage`` is its share,
+    tokens; ``evenements`` unused), the number of pilotage parts it gets, corrections per
+    ``outil`` as (cout, nombre), its delegation if one is in the page, and ``liens``: the
+    ids of the pilotages and corrections that reach it (the conservation's ``en_attente``
+    counts those whose delegation is missing)."""
+
+    figures: Tally = field(default_factory=Tally)
     pilotages: int = 0
     corrections_nombre: int = 0
     par_outil: dict[str, tuple[int, int]] = field(default_factory=dict)
@@ -89,18 +156,19 @@ class DemandeDelta:
 class PageDelta:
     """Deltas of one page, by table key. ``zone`` buckets days; ``formule`` gives figures.
 
-    ``clients[client]``, ``jours[(client, jour)]``, ``modeles[(client, modele)]``,
-    ``demandes[(client, demande_id)]``, ``anomalies[(client, kind)]``,
-    ``conflits[client]``; ``evenements``: events in the page.
+    ``clients[client]`` and ``jours[(client, jour)]`` are ``Tally``,
+    ``modeles[(client, modele)]`` ``TallyModele``, ``demandes[(client, demande_id)]``
+    ``DemandeDelta``, ``anomalies[(client, kind)]`` and ``conflits[client]`` counts;
+    ``evenements``: events in the page.
     """
 
     formule: Formule
     zone: tzinfo
-    clients: defaultdict[str, Figures] = field(default_factory=lambda: defaultdict(Figures))
-    jours: defaultdict[tuple[str, str], Figures] = field(
-        default_factory=lambda: defaultdict(Figures))
-    modeles: defaultdict[tuple[str, str], FiguresModele] = field(
-        default_factory=lambda: defaultdict(FiguresModele))
+    clients: defaultdict[str, Tally] = field(default_factory=lambda: defaultdict(Tally))
+    jours: defaultdict[tuple[str, str], Tally] = field(
+        default_factory=lambda: defaultdict(Tally))
+    modeles: defaultdict[tuple[str, str], TallyModele] = field(
+        default_factory=lambda: defaultdict(TallyModele))
     demandes: defaultdict[tuple[str, str], DemandeDelta] = field(
         default_factory=lambda: defaultdict(DemandeDelta))
     anomalies: defaultdict[tuple[str, str], int] = field(
@@ -109,14 +177,22 @@ class PageDelta:
     evenements: int = 0
 
     def add(self, evenement: Received) -> None:
-        """Fold one event into the deltas."""
+        """Fold one event into the deltas. Raises ``TypeError`` for anything but a
+        ``Delegation``, ``Pilotage`` or ``Correction``."""
         figures = contribution(evenement, self.formule)
-        self.clients[evenement.client] += figures
-        self.jours[(evenement.client, jour(evenement.date, self.zone))] += figures
+        client = evenement.client
+        self.clients[client].add(figures)
+        self.jours[(client, jour(evenement.date, self.zone))].add(figures)
         self.evenements += 1
         for kind in anomalies(evenement):
-            self.anomalies[(evenement.client, kind)] += 1
-        self._per_type(evenement, figures)
+            self.anomalies[(client, kind)] += 1
+        # A type switch, not singledispatch: this runs for every stored event.
+        if isinstance(evenement, Delegation):
+            self._delegation(evenement, figures)
+        elif isinstance(evenement, Pilotage):
+            self._pilotage(evenement, figures)
+        else:
+            self._correction(evenement, figures)
 
     def add_stored(self, stored: EvenementRecu) -> None:
         """Fold one stored event: a ``ConflitRecu`` counts under ``conflits``, any other is
@@ -126,39 +202,42 @@ class PageDelta:
         else:
             self.add(stored.evenement())
 
+    def add_state(self, topic: str, state: Mapping[str, Any]) -> None:
+        """Fold one stored event given as its ``topic`` and its decoded state (the
+        transcoder's dict: ``payload`` as JSON text, ``recu_le``, a conflict's
+        ``client``), without building its domain event object: the runner's path
+        (ADR-0011). Raises ``TypeError`` for a topic that is not a received event's."""
+        if topic == CONFLIT_TOPIC:
+            self.add_conflit(state["client"])
+        else:
+            self.add(from_payload(orjson.loads(state["payload"])))
+
     def add_conflit(self, client: str) -> None:
         """Count one differing re-sent version (a stored ``ConflitRecu``) for ``client``,
         the kept version's: a stored event, folded into no figure but ``conflits`` (SPEC,
         "Wire contract")."""
-        self.clients[client] += Figures(evenements=1)
+        self.clients[client].evenements += 1
         self.conflits[client] += 1
         self.evenements += 1
 
-    @singledispatchmethod
-    def _per_type(self, evenement: Any, figures: Figures) -> None:
-        raise TypeError(f"not a received event: {evenement!r}")
-
-    @_per_type.register
-    def _(self, evenement: Delegation, figures: Figures) -> None:
+    def _delegation(self, evenement: Delegation, figures: Figures) -> None:
         demande = self.demandes[(evenement.client, evenement.demande_id)]
-        demande.figures += replace(figures, evenements=0)
+        demande.figures.delegations += figures.delegations
+        demande.figures.evites += figures.evites
         vue = DelegationVue.of(evenement)
         demande.delegation = vue if demande.delegation is None else demande.delegation.merge(vue)
 
-    @_per_type.register
-    def _(self, evenement: Pilotage, figures: Figures) -> None:
-        self.modeles[(evenement.client, evenement.modele)] += FiguresModele.of(
-            evenement, self.formule)
+    def _pilotage(self, evenement: Pilotage, figures: Figures) -> None:
+        self.modeles[(evenement.client, evenement.modele)].add(evenement, figures.pilotage)
         for demande_id, part in parts_pilotage(figures.pilotage, evenement.demande_ids):
             demande = self.demandes[(evenement.client, demande_id)]
-            demande.figures += Figures(pilotage=part)
+            demande.figures.pilotage += part
             demande.pilotages += 1
             demande.liens.add(evenement.id)
 
-    @_per_type.register
-    def _(self, evenement: Correction, figures: Figures) -> None:
+    def _correction(self, evenement: Correction, figures: Figures) -> None:
         demande = self.demandes[(evenement.client, evenement.demande_id)]
-        demande.figures += Figures(corrections=figures.corrections)
+        demande.figures.corrections += figures.corrections
         demande.corrections_nombre += 1
         demande.liens.add(evenement.id)
         cout, nombre = demande.par_outil.get(evenement.outil, (0, 0))

@@ -13,6 +13,8 @@ import asyncio
 import logging
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -36,12 +38,20 @@ class CatchUpRunner:
     between looks at the log when nobody wakes the runner. Errors never kill the thread:
     they are logged, kept in ``last_error``, and the page is retried after ``retry_delay``
     seconds (rising to 30 s).
+
+    Ingestion comes first (ADR-0011): while a batch is being ingested (``ingesting()``),
+    or for ``quiet`` seconds after the last one, the thread does not start a page, for at
+    most ``max_defer`` seconds, and not at all while a reader waits (``wait_for``). A
+    burst of POSTs is thus answered without the fold competing for the interpreter, and
+    folded right after it; under sustained load the runner still folds a page every
+    ``max_defer`` seconds. ``max_defer=0`` never defers.
     """
 
     def __init__(self, recorder: ApplicationRecorder, mapper: Mapper[Any],
                  projection: BilanProjection, *, journal: JournalFollower | None = None,
                  follow_active: bool = False, page_size: int = 500,
-                 poll_interval: float = 1.0, retry_delay: float = 0.5):
+                 poll_interval: float = 1.0, retry_delay: float = 0.5,
+                 quiet: float = 0.05, max_defer: float = 0.0):
         self.recorder = recorder
         self.mapper = mapper
         self.projection = projection
@@ -50,13 +60,22 @@ class CatchUpRunner:
         self.page_size = page_size
         self.poll_interval = poll_interval
         self.retry_delay = retry_delay
+        self.quiet = quiet
+        self.max_defer = max_defer
         self.last_error: str | None = None
+        # Written only by the event loop's thread (ingesting, wait_for), read by the
+        # runner's: plain attributes suffice.
+        self._ingesting = 0
+        self._waiting = 0
+        self._last_ingest = 0.0
+        self._deferred_since: float | None = None
         self._wakeup = threading.Event()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def fold_page(self) -> int:
-        """Fold the next page of notifications, if any; return how many were folded.
+    def fold_page(self, limit: int | None = None) -> int:
+        """Fold the next page of at most ``limit`` notifications (default ``page_size``),
+        if any; return how many were folded.
 
         Raises the view's or recorder's ``PersistenceError`` (an ``IntegrityError`` when
         another runner folded the page first).
@@ -64,12 +83,14 @@ class CatchUpRunner:
         projection = self.projection  # one projection per page, even across a switch
         position = projection.position()
         page = self.recorder.select_notifications(
-            start=position + 1, limit=self.page_size, inclusive_of_start=True
+            start=position + 1, limit=limit or self.page_size, inclusive_of_start=True
         )
         if not page:
             return 0
-        events = [self.mapper.to_domain_event(n) for n in page]
-        projection.process_page(events, page[-1].id, previous=position)
+        # The mapper's transcoder alone: no domain event object per event (ADR-0011).
+        decode = self.mapper.transcoder.decode
+        projection.process_states([(n.topic, decode(n.state)) for n in page], page[-1].id,
+                                  previous=position)
         return len(page)
 
     def follow_switch(self) -> bool:
@@ -125,6 +146,29 @@ class CatchUpRunner:
         if self._thread is not None:
             self._thread.join(timeout)
 
+    @contextmanager
+    def ingesting(self) -> Iterator[None]:
+        """Mark a batch being ingested (from the event loop's thread only): the thread
+        defers its next page until ingestion has been quiet (see the class)."""
+        self._ingesting += 1
+        try:
+            yield
+        finally:
+            self._ingesting -= 1
+            self._last_ingest = time.monotonic()
+
+    def _deferring(self) -> bool:
+        # Runner thread only. A page is put off at most max_defer from the first time it
+        # was put off, so under sustained load one is folded every max_defer seconds.
+        if self.max_defer <= 0 or self._waiting:
+            return False
+        now = time.monotonic()
+        if self._ingesting == 0 and now - self._last_ingest >= self.quiet:
+            return False
+        if self._deferred_since is None:
+            self._deferred_since = now
+        return now - self._deferred_since < self.max_defer
+
     def wake(self) -> None:
         """Tell the runner new events were appended (cheap; safe from any thread)."""
         self._wakeup.set()
@@ -138,12 +182,16 @@ class CatchUpRunner:
         send no signal. Raises ``PersistenceError``.
         """
         deadline = time.monotonic() + timeout
-        self.wake()  # the journal is otherwise only looked at every poll_interval
-        while not self._caught_up(position):
-            if time.monotonic() >= deadline:
-                return False
-            await asyncio.sleep(0.02)
-        return True
+        self._waiting += 1  # a reader waits: fold now, even during ingestion
+        try:
+            self.wake()  # the journal is otherwise only looked at every poll_interval
+            while not self._caught_up(position):
+                if time.monotonic() >= deadline:
+                    return False
+                await asyncio.sleep(0.02)
+            return True
+        finally:
+            self._waiting -= 1
 
     def _caught_up(self, position: int) -> bool:
         if self.follow_active:
@@ -155,9 +203,13 @@ class CatchUpRunner:
     def _run(self) -> None:
         delay = self.retry_delay
         while not self._stopping.is_set():
+            if self._deferring():
+                self._stopping.wait(0.01)
+                continue
             try:
                 self._wakeup.clear()
                 n = self.step()
+                self._deferred_since = None
                 self.last_error = None
                 delay = self.retry_delay
             except IntegrityError:

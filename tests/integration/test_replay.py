@@ -65,7 +65,8 @@ def test_replay_under_v1_reproduces_the_live_bilan_exactly(tmp_path: Path) -> No
     pars = ("jour", "modele", "demande")
     live = {par: read(settings, par) for par in pars}
     pages: list[int] = []
-    replay(settings, "v1", fuseau="UTC", progress=lambda done, total: pages.append(done))
+    replay(settings, "v1", fuseau="UTC", progress=lambda done, total: pages.append(done),
+           page_size=500)
     assert pages and pages[0] == 500  # a new projection: folded from the first event
     moved = read(settings)
     assert moved["provenance"]["fuseau"] == "UTC"
@@ -74,7 +75,7 @@ def test_replay_under_v1_reproduces_the_live_bilan_exactly(tmp_path: Path) -> No
     # Rebuild the first projection from scratch (it no longer serves), and switch back.
     pages.clear()
     replay(settings, "v1", fuseau="Europe/Paris", reconstruire=True,
-           progress=lambda done, total: pages.append(done))
+           progress=lambda done, total: pages.append(done), page_size=500)
     assert pages and pages[0] == 500
     for par, before in live.items():
         after = read(settings, par)
@@ -158,11 +159,12 @@ def test_an_interrupted_replay_resumes_from_its_own_position(tmp_path: Path) -> 
             raise KeyboardInterrupt  # the user's Ctrl-C after the first page
 
         with pytest.raises(KeyboardInterrupt):
-            build_projection(services.store, view, name, interrupt)
+            build_projection(services.store, view, name, interrupt, page_size=500)
         assert view.max_tracking_id(name) == 500
         assert view.active() != name
     folded: list[int] = []
-    replay(settings, "pondere-v1", progress=lambda done, total: folded.append(done))
+    replay(settings, "pondere-v1", progress=lambda done, total: folded.append(done),
+           page_size=500)
     assert folded[0] == 1_000  # went on from 500, one page at a time
     assert read(settings)["provenance"]["evenements"] == len(events)
 

@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from eventsourcing.persistence import IntegrityError
+from eventsourcing.persistence import DatetimeAsISO, IntegrityError, JSONTranscoder, Mapper
 
 from api.services import Services, open_services
 from api.settings import Settings
+from api.store import EventStore, sqlite_env
 from domain.events import DelegationRecue, stream_id
 from domain.validation import validate_batch
 from tests.conftest import EXAMPLE_BATCH, TOKEN
@@ -193,3 +194,23 @@ def test_racing_appends_store_each_id_once(tmp_path: Path) -> None:
         bilan = a.bilan()
     assert sum(recus) == len({e["id"] for e in corpus}) == len(corpus)
     assert {k: bilan[k] for k in ("economies", "total")} == expected_bilan(corpus)
+
+
+def test_appended_events_are_stored_as_the_library_mapper_would_store_them(
+        tmp_path: Path) -> None:
+    # The append path builds stored events itself (ADR-0011): byte for byte what
+    # Application.save would have written with the library's default transcoder.
+    transcoder = JSONTranscoder()
+    transcoder.register(DatetimeAsISO())
+    library = Mapper(transcoder=transcoder)
+    store = EventStore(sqlite_env(tmp_path / "store.sqlite"))
+    try:
+        store.append(validate_batch(copy.deepcopy(EXAMPLE_BATCH)))
+        notifications = store.recorder.select_notifications(start=1, limit=10)
+        assert len(notifications) == 2
+        for n in notifications:
+            expected = library.to_stored_event(library.to_domain_event(n))
+            assert (n.topic, n.state) == (expected.topic, expected.state)
+            assert expected.originator_id == n.originator_id
+    finally:
+        store.close()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import copy
 import itertools
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import UTC as UTC_FIXED
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -66,7 +66,12 @@ def snapshot(delta: PageDelta) -> dict[str, Any]:
     }
 
 
-def four(f: Figures) -> tuple[int, int, int, int]:
+def frozen(tallies: Mapping[Any, Any]) -> dict[Any, Any]:
+    """A page's running tallies as the domain's immutable figures, for comparison."""
+    return {key: tally.figures() for key, tally in tallies.items()}
+
+
+def four(f: Any) -> tuple[int, int, int, int]:
     """The four additive wire figures (``evenements`` is bookkeeping)."""
     return (f.delegations, f.evites, f.pilotage, f.corrections)
 
@@ -327,10 +332,10 @@ def test_figures_subtraction_undoes_addition(a: Figures, b: Figures) -> None:
 def test_a_delegation_gives_its_client_day_and_demande_one_delegation_and_its_evites(
 ) -> None:
     delta = delta_of([delegation()])
-    assert dict(delta.clients) == {CLIENT: Figures(delegations=1, evites=4900, evenements=1)}
-    assert dict(delta.jours) == {
+    assert frozen(delta.clients) == {CLIENT: Figures(delegations=1, evites=4900, evenements=1)}
+    assert frozen(delta.jours) == {
         (CLIENT, "2026-10-30"): Figures(delegations=1, evites=4900, evenements=1)}
-    assert dict(delta.modeles) == {}
+    assert frozen(delta.modeles) == {}
     assert list(delta.demandes) == [(CLIENT, DEMANDE)]
     demande = delta.demandes[(CLIENT, DEMANDE)]
     assert four(demande.figures) == (1, 4900, 0, 0)
@@ -344,9 +349,9 @@ def test_a_delegation_gives_its_client_day_and_demande_one_delegation_and_its_ev
 def test_a_pilotage_splits_its_cout_over_its_demandes_and_counts_one_turn_for_its_model(
 ) -> None:
     delta = delta_of([pilotage(demande_ids=["b", "a", "c"], cout=10)])
-    assert dict(delta.clients) == {CLIENT: Figures(pilotage=10, evenements=1)}
-    assert dict(delta.jours) == {(CLIENT, "2026-10-30"): Figures(pilotage=10, evenements=1)}
-    assert dict(delta.modeles) == {(CLIENT, MODELE): FiguresModele(1, 800, 200, 10000, 0, 10)}
+    assert frozen(delta.clients) == {CLIENT: Figures(pilotage=10, evenements=1)}
+    assert frozen(delta.jours) == {(CLIENT, "2026-10-30"): Figures(pilotage=10, evenements=1)}
+    assert frozen(delta.modeles) == {(CLIENT, MODELE): FiguresModele(1, 800, 200, 10000, 0, 10)}
     assert set(delta.demandes) == {(CLIENT, "a"), (CLIENT, "b"), (CLIENT, "c")}
     parts = {d: delta.demandes[(CLIENT, d)].figures.pilotage for d in "abc"}
     assert parts == {"a": 4, "b": 3, "c": 3}
@@ -376,7 +381,7 @@ def test_corrections_add_to_their_demande_per_outil_as_cout_and_count() -> None:
     assert demande.corrections_nombre == 3
     assert demande.par_outil == {"Edit": (500, 2), "Read": (7, 1)}
     assert demande.delegation is None
-    assert dict(delta.clients) == {CLIENT: Figures(corrections=507, evenements=3)}
+    assert frozen(delta.clients) == {CLIENT: Figures(corrections=507, evenements=3)}
 
 
 def test_the_delta_counts_the_events_added() -> None:
@@ -397,9 +402,9 @@ def test_days_are_keyed_by_client_and_day_in_the_delta_zone() -> None:
     ]
     in_utc = delta_of(payloads, UTC)
     assert set(in_utc.jours) == {(CLIENT, "2026-10-30"), ("autre", "2026-10-30")}
-    assert in_utc.jours[(CLIENT, "2026-10-30")] == Figures(1, 4900, 2000, 0, 2)
+    assert in_utc.jours[(CLIENT, "2026-10-30")].figures() == Figures(1, 4900, 2000, 0, 2)
     in_paris = delta_of(payloads, PARIS)
-    assert dict(in_paris.jours) == {
+    assert frozen(in_paris.jours) == {
         (CLIENT, "2026-10-30"): Figures(delegations=1, evites=4900, evenements=1),
         (CLIENT, "2026-10-31"): Figures(pilotage=2000, evenements=1),
         ("autre", "2026-10-30"): Figures(corrections=490, evenements=1),
@@ -414,7 +419,7 @@ def test_models_are_keyed_by_client_and_modele() -> None:
         pilotage(id="p3", turn_id="t3", modele="claude-opus-5", cout=7),
         pilotage(id="p4", turn_id="t4", client="autre", cout=1),
     ])
-    assert dict(delta.modeles) == {
+    assert frozen(delta.modeles) == {
         (CLIENT, MODELE): FiguresModele(2, 1600, 400, 20000, 0, 2005),
         (CLIENT, "claude-opus-5"): FiguresModele(1, 800, 200, 10000, 0, 7),
         ("autre", MODELE): FiguresModele(1, 800, 200, 10000, 0, 1),
@@ -489,11 +494,11 @@ MIXED = [
 def test_demande_figures_sum_to_client_figures_for_a_mixed_page() -> None:
     delta = delta_of(MIXED, PARIS)
     by_client = four(total(delta.clients.values()))
-    by_demande = four(total(d.figures for d in delta.demandes.values()))
+    by_demande = four(total(d.figures.figures() for d in delta.demandes.values()))
     assert by_demande == by_client == (3, 4900 - 2 + 4900, 2001 + 1, 490 + 7)
     for client in (CLIENT, "autre"):
-        assert four(total(d.figures for (c, _), d in delta.demandes.items() if c == client)) \
-            == four(delta.clients[client])
+        own = (d.figures.figures() for (c, _), d in delta.demandes.items() if c == client)
+        assert four(total(own)) == four(delta.clients[client])
     assert delta.demandes[(CLIENT, "dem-sans-delegation")].figures.pilotage == 667
     assert delta.evenements == len(MIXED)
 
@@ -550,7 +555,7 @@ def test_demande_day_and_model_figures_sum_to_client_figures(
 ) -> None:
     delta = delta_of(payloads, PARIS)
     by_client = total(delta.clients.values())
-    assert four(total(d.figures for d in delta.demandes.values())) == four(by_client)
+    assert four(total(d.figures.figures() for d in delta.demandes.values())) == four(by_client)
     assert total(delta.jours.values()) == by_client
     assert sum(m.cout for m in delta.modeles.values()) == by_client.pilotage
     assert sum(m.tours for m in delta.modeles.values()) == sum(

@@ -13,10 +13,20 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from domain.anomalies import KINDS, anomalies
 from domain.events import Correction, Delegation, Pilotage, from_payload
-from domain.formulas import FORMULES, PONDERE, V1, V1_SERVEUR, evites_serveur, js_round
+from domain.formulas import (
+    FORMULES,
+    PONDERE,
+    V1,
+    V1_SERVEUR,
+    evites_serveur,
+    js_round,
+    poids,
+)
 from domain.tarifs import RATIOS_PAR_DEFAUT, TARIFS, Tarif, ratios, tarif
 from tests.conftest import EXAMPLE_BATCH, EXAMPLE_CORRECTION
 
@@ -631,3 +641,17 @@ def test_pondere_recomputes_the_delegations_counts_from_the_raw_counters() -> No
     payload = copy.deepcopy(EXAMPLE_BATCH["evenements"][0])
     payload["estimation"]["lus"] = 1  # a wrong plugin figure: lus is 4100 - 100 = 4000
     assert PONDERE.evites(from_payload(payload)) == 4000 + 5 * 900
+
+
+_TOKENS = st.integers(min_value=-(2**53), max_value=2**53)
+
+
+@given(modele=st.sampled_from([None, "inconnu", *TARIFS]), input=_TOKENS, output=_TOKENS,
+       cache_write=_TOKENS, cache_read=_TOKENS)
+def test_integer_weights_round_exactly_as_the_price_fractions(
+        modele: str | None, input: int, output: int, cache_write: int,
+        cache_read: int) -> None:
+    w = ratios(modele)
+    exact = js_round(input * w.input + output * w.output + cache_write * w.cache_write
+                     + cache_read * w.cache_read)
+    assert poids(modele).arrondi(input, output, cache_write, cache_read) == exact

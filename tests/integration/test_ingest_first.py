@@ -1,0 +1,62 @@
+"""Ingestion comes first (ADR-0011): the live runner puts its pages off while batches are
+being ingested, at most ``max_defer`` seconds, and at once when a reader waits.
+
+Real store and projection files, the runner in its own thread; the times asserted are
+bounds far from the defaults (``quiet`` 50 ms, ``max_defer`` 1 s), never exact timings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+from api.services import MAX_DEFER, Services, open_services
+from api.settings import Settings
+from domain.validation import validate_batch
+from tests.conftest import TOKEN
+from tests.corpus import generate
+
+
+def store_batch(services: Services, seed: int) -> int:
+    """Append 200 new events; return the store's head."""
+    events = generate(200, seed=seed)[:200]
+    services.store.append(validate_batch({"evenements": events}))
+    return services.store.head()
+
+
+def folded_within(services: Services, head: int, seconds: float) -> float | None:
+    """Seconds until the projection reached ``head``, or None if not within ``seconds``."""
+    started = time.monotonic()
+    while time.monotonic() - started < seconds:
+        if services.projection.position() >= head:
+            return time.monotonic() - started
+        time.sleep(0.01)
+    return None
+
+
+def test_no_page_is_folded_during_ingestion_until_it_is_quiet(tmp_path: Path) -> None:
+    with open_services(Settings(data=tmp_path / "data", token=TOKEN, fuseau="UTC")) as s:
+        with s.runner.ingesting():
+            head = store_batch(s, seed=1)
+            assert folded_within(s, head, MAX_DEFER / 4) is None  # put off
+        assert folded_within(s, head, 10) is not None  # quiet: folded
+
+
+def test_under_sustained_ingestion_a_page_is_still_folded_every_max_defer(
+        tmp_path: Path) -> None:
+    with open_services(Settings(data=tmp_path / "data", token=TOKEN, fuseau="UTC")) as s:
+        with s.runner.ingesting():  # never quiet while this holds
+            head = store_batch(s, seed=2)
+            waited = folded_within(s, head, MAX_DEFER + 10)
+        assert waited is not None and waited >= MAX_DEFER / 4
+
+
+def test_a_reader_that_waits_is_not_put_off(tmp_path: Path) -> None:
+    settings = Settings(data=tmp_path / "data", token=TOKEN, fuseau="UTC")
+    with open_services(settings) as s, s.runner.ingesting():
+        head = store_batch(s, seed=3)
+        started = time.monotonic()
+        assert asyncio.run(s.runner.wait_for(head, timeout=10))
+        assert time.monotonic() - started < MAX_DEFER  # not the deferral's bound
+        assert s.bilan()["provenance"]["position"] == head
