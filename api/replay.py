@@ -88,8 +88,10 @@ def _following(settings: Settings) -> Settings:
     return replace(settings, fuseau=None)
 
 
-def _read_only_store(settings: Settings) -> EventStore:
-    # compare and anomalies read the store only: no table is created, nothing written.
+def read_only_store(settings: Settings) -> EventStore:
+    """The event store of ``settings.data``, opened to read only: no table is created,
+    nothing is written (``compare``, ``anomalies``, ``export``). Raises
+    ``PersistenceError``."""
     return EventStore(env={**sqlite_env(settings.store_path, settings.lock_timeout),
                            "CREATE_TABLE": "n"})
 
@@ -135,7 +137,7 @@ def compare(settings: Settings, formules: list[str], par: str = "client") -> dic
     formulas = [formula_named(name) for name in formules]
     zone = ZoneInfo(_active_zone(settings))
     deltas = [PageDelta(f, zone) for f in formulas]
-    with closing(_read_only_store(settings)) as store:
+    with closing(read_only_store(settings)) as store:
         for stored in _stored_events(store):
             for delta in deltas:
                 delta.add_stored(stored)
@@ -157,7 +159,7 @@ def list_anomalies(settings: Settings) -> Iterator[dict[str, Any]]:
     """Every stored event whose plugin figures disagree with the server's recomputation:
     ``{"id", "type", "client", "anomalies": [kinds], "recu_le"}``, in store order. Reads
     the store only."""
-    with closing(_read_only_store(settings)) as store:
+    with closing(read_only_store(settings)) as store:
         for stored in _stored_events(store):
             if isinstance(stored, ConflitRecu):
                 continue

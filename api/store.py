@@ -113,15 +113,23 @@ class EventStore(Application[UUID]):
         with self._listeners_lock:
             self._listeners.append(listener)
 
-    def append(self, evenements: Sequence[Received]) -> Appended:
+    def append(self, evenements: Sequence[Received], *,
+               recus_le: Sequence[str] | None = None) -> Appended:
         """Store the batch's new events in one transaction; count the rest as doublons.
 
         ``evenements`` must have passed ``domain.validation``. A repeated id (already
         stored, or earlier in the same batch) is a doublon; the first stored version wins.
+        ``recus_le``: one ISO 8601 UTC string per event of ``evenements``
+        (``2026-10-30T09:12:04.512Z``), kept as that event's ``recu_le`` instead of the
+        clock's time: an import keeps the time the events were first received (ADR-0022).
 
         Raises ``StoreUnavailable`` when the store cannot take the batch; then nothing of
         it is stored.
         """
+        if recus_le is not None and len(recus_le) != len(evenements):
+            raise ValueError("recus_le needs one time per event")
+        # By identity: two equal events of one batch may carry different times.
+        stamps = {id(ev): at for ev, at in zip(evenements, recus_le or (), strict=False)}
         first_seen: dict[UUID, Received] = {}
         repeats: list[tuple[UUID, Received]] = []
         for ev in evenements:
@@ -136,8 +144,8 @@ class EventStore(Application[UUID]):
                 unseen = set(conflicts) - self._stored(list(conflicts))
                 try:
                     if new or unseen:
-                        self.save(*self._domain_events(new),
-                                  *self._conflict_events(conflicts, unseen))
+                        self.save(*self._domain_events(new, stamps),
+                                  *self._conflict_events(conflicts, unseen, stamps))
                 except IntegrityError:
                     # Another writer stored one of these ids since the check: the whole
                     # save rolled back; filter again against what is now stored.
@@ -198,12 +206,16 @@ class EventStore(Application[UUID]):
         return payloads
 
     def _conflict_events(self, conflicts: dict[UUID, list[tuple[str, Received, str]]],
-                         unseen: set[UUID]) -> list[EvenementRecu]:
+                         unseen: set[UUID], stamps: dict[int, str]) -> list[EvenementRecu]:
         now = self._clock()
-        return [ConflitRecu(originator_id=sid, originator_version=1, timestamp=now,
-                            payload=versions[0][0], recu_le=iso_utc(now),
-                            client=versions[0][2])
-                for sid, versions in conflicts.items() if sid in unseen]
+        events: list[EvenementRecu] = []
+        for sid, versions in conflicts.items():
+            if sid in unseen:
+                recu_le = stamps.get(id(versions[0][1])) or iso_utc(now)
+                events.append(ConflitRecu(originator_id=sid, originator_version=1,
+                                          timestamp=now, payload=versions[0][0],
+                                          recu_le=recu_le, client=versions[0][2]))
+        return events
 
     def head(self) -> int:
         """The store's last notification id (0 when empty). Raises ``PersistenceError``."""
@@ -234,8 +246,8 @@ class EventStore(Application[UUID]):
             )
             return {UUID(row[0]) for row in cursor.fetchall()}
 
-    def _domain_events(self, evenements: Sequence[tuple[UUID, Received]]
-                       ) -> list[EvenementRecu]:
+    def _domain_events(self, evenements: Sequence[tuple[UUID, Received]],
+                       stamps: dict[int, str]) -> list[EvenementRecu]:
         now = self._clock()
         recu_le = iso_utc(now)
         return [
@@ -244,7 +256,7 @@ class EventStore(Application[UUID]):
                 originator_version=1,
                 timestamp=now,
                 payload=json.dumps(ev.payload, ensure_ascii=False, separators=(",", ":")),
-                recu_le=recu_le,
+                recu_le=stamps.get(id(ev), recu_le),  # an import's own time wins
             )
             for sid, ev in evenements
         ]
