@@ -231,9 +231,10 @@ def _print_table(result: dict[str, Any]) -> None:
         shown = Figures(*(sum(f[k] for f in rows)
                           for k in ("delegations", "evites", "pilotage", "corrections")))
         table.add_row("", "total", *_cells(shown.as_dict()), style="bold")
-    table.caption = _provenance_line(result)
     # Off a terminal rich assumes 80 columns and would truncate the figures' names.
-    Console(width=None if sys.stdout.isatty() else 140).print(table)
+    console = Console(width=None if sys.stdout.isatty() else 140)
+    console.print(table)
+    console.print(_provenance_line(result), style="dim", soft_wrap=True, highlight=False)
 
 
 def _provenance_line(result: dict[str, Any]) -> str:
