@@ -139,8 +139,11 @@ async def healthz(request: Request) -> JSONResponse:
     services = _services(request)
     if services.runner.last_error is not None:
         return _error(503, "the projection runner is failing; see the server log")
-    head = await run_in_threadpool(services.store.head)
-    position = services.projection.position()
+
+    def read() -> tuple[int, int]:  # two SQLite reads: off the event loop
+        return services.store.head(), services.projection.position()
+
+    head, position = await run_in_threadpool(read)
     return JSONResponse({"ok": True, "tete": head, "position": position,
                          "retard": max(0, head - position)})
 

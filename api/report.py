@@ -129,10 +129,10 @@ def charts(data: Mapping[str, Any]) -> dict[str, Markup]:
     day_labels = {"x_labels": days, "x_label_rotation": 45,
                   "show_minor_x_labels": len(days) <= 31,
                   "x_labels_major_count": min(len(days), 16) or None}
-    net = pygal.Bar(**_config(title="Net par jour (tokens)", show_legend=False,
+    net = pygal.Bar(**_config(title="Net per day (tokens)", show_legend=False,
                               value_formatter=_tokens, **day_labels))
     net.add("net", [d["net"] for d in data["jours"]])
-    flux = pygal.StackedBar(**_config(title="Évités, pilotage et corrections par jour "
+    flux = pygal.StackedBar(**_config(title="evites, pilotage and corrections per day "
                                             "(tokens)", value_formatter=_tokens,
                                       **day_labels))
     flux.add("evites", [d["evites"] for d in data["jours"]])
@@ -142,7 +142,7 @@ def charts(data: Mapping[str, Any]) -> dict[str, Markup]:
     for field in JOURNAL_FIELDS:
         rows = data["reprise"][field]
         ranked = pygal.HorizontalBar(**_config(
-            title=f"Taux de reprise par {field} (corrections / évités)", show_legend=False,
+            title=f"Taux de reprise per {field} (corrections / evites)", show_legend=False,
             print_values=True, value_formatter=lambda v: f"{v:.1%}",
             height=max(160, 60 + 28 * len(rows)),
             # pygal draws the first label at the bottom: reversed, the highest is on top.
@@ -151,7 +151,7 @@ def charts(data: Mapping[str, Any]) -> dict[str, Markup]:
         out[f"reprise-{field}"] = _svg(ranked)
     modeles = data["modeles"]
     cout = pygal.HorizontalBar(**_config(
-        title="Coût du pilotage par modèle (tokens)", show_legend=False, print_values=True,
+        title="Pilotage cost per model (tokens)", show_legend=False, print_values=True,
         value_formatter=_tokens, height=max(160, 60 + 28 * len(modeles)),
         x_labels=[m["modele"] for m in reversed(modeles)]))
     cout.add("pilotage", [m["pilotage"] for m in reversed(modeles)])

@@ -11,7 +11,7 @@ each line's ``recu_le`` (ADR-0022).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -244,11 +244,3 @@ def import_files(store: EventStore, paths: Sequence[Path], *,
     flush()
     return report
 
-
-def write_lines(lines: Iterable[str], out: Any) -> int:
-    """Write ``lines`` to the text stream ``out``; return how many."""
-    count = 0
-    for line in lines:
-        out.write(line)
-        count += 1
-    return count
