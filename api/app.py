@@ -1,9 +1,16 @@
 """HTTP: ``POST /economies``, ``GET /economies/bilan``, ``GET /economies/demandes/{id}``,
-``GET /healthz``, ``GET /openapi.json`` (SPEC, "Interfaces").
+``GET /economies/rapport``, ``GET /healthz``, ``GET /metrics``, ``GET /openapi.json``
+(SPEC, "Interfaces").
 
 The ingestion handler validates, appends and acknowledges, nothing else: projection work
 happens in the runner. The error policy is one mapping, ``EXCEPTION_HANDLERS``; an
 exception it does not map is a 500, and a 500 is a bug.
+
+Embedding (ADR-0021): ``economies_routes()`` is the list of routes a host Starlette app
+(MIAM) puts beside its own, behind its own auth; each route carries the error policy and
+the request observation with it. ``open_economies(settings)`` opens the store, starts the
+projection runner and yields the lifespan state the routes read; the host enters it in
+its own lifespan. ``create_app`` is the standalone service built from the same parts.
 """
 
 from __future__ import annotations
@@ -14,18 +21,22 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from eventsourcing.persistence import ConnectionPoolClosedError, PersistenceError
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
+from starlette.middleware.exceptions import ExceptionMiddleware
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import JSONResponse
-from starlette.routing import Route
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import BaseRoute, Route, request_response
 
 from api.auth import BearerAuth
 from api.body import BodyTooLarge, MalformedBody, SlowBody, parse_json, read_capped
 from api.limits import HeaderCap
+from api.observability import METRICS_STATE, OUTCOME, Metrics, RequestObserver
 from api.openapi import openapi_document
+from api.report import render_report
 from api.services import Services, open_services
 from api.settings import Settings
 from api.store import Appended, StoreUnavailable
@@ -34,9 +45,12 @@ from domain.validation import SchemaError, validate_batch
 
 log = logging.getLogger(__name__)
 
+STATE = "economies"
+"""Key of the ``Services`` in the lifespan state (``request.state.economies``)."""
+
 
 def _services(request: Request) -> Services:
-    return request.state.economies  # type: ignore[no-any-return]
+    return getattr(request.state, STATE)  # type: ignore[no-any-return]
 
 
 async def post_economies(request: Request) -> JSONResponse:
@@ -56,6 +70,7 @@ async def post_economies(request: Request) -> JSONResponse:
 
     with services.runner.ingesting():  # the projection waits for a quiet moment
         appended = await run_in_threadpool(validate_and_append)
+    request.scope[OUTCOME] = appended  # for the request's log line and the metrics
     answer = {"ok": True, "recus": appended.recus, "doublons": appended.doublons}
     if appended.conflits:  # re-sent ids with other content: a plugin bug made visible
         answer["conflits"] = appended.conflits
@@ -103,12 +118,43 @@ async def get_demande(request: Request) -> JSONResponse:
     return JSONResponse(found)
 
 
+async def get_rapport(request: Request) -> Response:
+    """The report (``api.report``): one self-contained HTML page; ``?depuis=`` and
+    ``?jusqu_au=`` (``YYYY-MM-DD``, inclusive) bound its period (400 when unsound)."""
+    services = _services(request)
+    query = request.query_params
+    bounds = {name: query[name] for name in ("depuis", "jusqu_au") if name in query}
+    try:
+        check_bounds("jour", bounds.get("depuis"), bounds.get("jusqu_au"))
+    except ValueError as exc:
+        return _error(400, str(exc))
+    page = await run_in_threadpool(render_report, services, **bounds)
+    return HTMLResponse(page)
+
+
 async def healthz(request: Request) -> JSONResponse:
-    """Health, without auth: 200 ``{"ok": true}``, or 503 ``{"ok": false, "erreur": ...}``
-    while the projection runner's last page failed (details in the server's log only)."""
-    if _services(request).runner.last_error is not None:
+    """Health, without auth: 200 ``{"ok": true, "tete": head, "position": folded,
+    "retard": head - folded}`` (notification ids; ``retard`` in events), or 503 with
+    ``erreur`` while the projection runner's last page failed (details in the server's
+    log only) or the store cannot be read."""
+    services = _services(request)
+    if services.runner.last_error is not None:
         return _error(503, "the projection runner is failing; see the server log")
-    return JSONResponse({"ok": True})
+
+    def read() -> tuple[int, int]:  # two SQLite reads: off the event loop
+        return services.store.head(), services.projection.position()
+
+    head, position = await run_in_threadpool(read)
+    return JSONResponse({"ok": True, "tete": head, "position": position,
+                         "retard": max(0, head - position)})
+
+
+async def get_metrics(request: Request) -> Response:
+    """The metrics in Prometheus text format (``api.observability.Metrics``); behind the
+    bearer token unless ``Settings.metrics_public``."""
+    metrics: Metrics = getattr(request.state, METRICS_STATE)
+    body = await run_in_threadpool(metrics.exposition)
+    return Response(body, media_type=CONTENT_TYPE_PLAIN_0_0_4)
 
 
 async def get_openapi(request: Request) -> JSONResponse:
@@ -171,29 +217,79 @@ EXCEPTION_HANDLERS: dict[Any, Any] = {
 }
 """The error policy (SPEC, "Wire contract"): exception class -> response."""
 
-routes = [
-    Route("/economies", post_economies, methods=["POST"]),
-    Route("/economies/bilan", get_bilan, methods=["GET"]),
-    Route("/economies/demandes/{demande_id:path}", get_demande, methods=["GET"]),
-    Route("/healthz", healthz, methods=["GET"]),
-    Route("/openapi.json", get_openapi, methods=["GET"]),
+def _route(path: str, handler: Any, method: str) -> Route:
+    # The endpoint is an ASGI app carrying our error policy and observation, so the route
+    # behaves the same in a host app that knows neither.
+    endpoint = RequestObserver(
+        ExceptionMiddleware(request_response(handler), handlers=EXCEPTION_HANDLERS), path)
+    return Route(path, endpoint, methods=[method])
+
+
+ECONOMIES_ROUTES = [
+    _route("/economies", post_economies, "POST"),
+    _route("/economies/bilan", get_bilan, "GET"),
+    _route("/economies/demandes/{demande_id:path}", get_demande, "GET"),
+    _route("/economies/rapport", get_rapport, "GET"),
 ]
-"""The service's routes, as a plain list a host Starlette app can mount."""
+OPS_ROUTES = [
+    _route("/healthz", healthz, "GET"),
+    _route("/metrics", get_metrics, "GET"),
+    _route("/openapi.json", get_openapi, "GET"),
+]
+
+
+def economies_routes(*, ops: bool = True) -> list[BaseRoute]:
+    """The service's routes, as a plain list a host Starlette app puts beside its own
+    (ADR-0021): ``POST /economies``, ``GET /economies/bilan``,
+    ``GET /economies/demandes/{demande_id}``, ``GET /economies/rapport``, and with ``ops``
+    ``GET /healthz``, ``GET /metrics``, ``GET /openapi.json`` (leave them out when the
+    host has its own). They read the lifespan state that ``open_economies`` yields; the
+    host's middleware (its auth) runs before them.
+    """
+    return [*ECONOMIES_ROUTES, *(OPS_ROUTES if ops else [])]
+
+
+routes = economies_routes()
+"""Every route (``economies_routes()``), as a plain list."""
+
+
+@asynccontextmanager
+async def open_economies(settings: Settings) -> AsyncIterator[dict[str, Any]]:
+    """Open the event store and the projections under ``settings.data``, start the
+    projection runner, and yield the lifespan state the routes read
+    (``{"economies": Services, "economies_metrics": Metrics}``); on exit, stop the
+    runner and close the databases.
+
+    A host app enters it in its own lifespan and merges the state into its own::
+
+        async with open_economies(Settings(data=Path("logs/mcp"), token="")) as state:
+            yield {**state, **host_state}
+
+    ``settings.token`` is not used by the routes (the host's auth guards them).
+    Raises as ``api.services.open_services`` (``OSError``, ``ZoneInfoNotFoundError``,
+    ``ProjectionMismatch``, ``PersistenceError``).
+    """
+    with open_services(settings) as services:
+        yield {STATE: services, METRICS_STATE: Metrics(services)}
 
 
 def create_app(settings: Settings) -> Starlette:
-    """The standalone app: ``routes`` behind ``BearerAuth``, services opened in lifespan."""
+    """The standalone app: ``routes`` behind ``BearerAuth`` (``/healthz`` and
+    ``/openapi.json`` public, ``/metrics`` too with ``settings.metrics_public``), services
+    opened in lifespan, every request observed (refusals before routing included)."""
 
     @asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Services]]:
-        with open_services(settings) as services:
-            yield {"economies": services}
+    async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
+        async with open_economies(settings) as state:
+            yield state
 
+    public = ("/healthz", "/openapi.json", *(("/metrics",) if settings.metrics_public
+                                               else ()))
     return Starlette(
         routes=routes,
-        middleware=[Middleware(HeaderCap),
-                    Middleware(BearerAuth, token=settings.token,
-                               public_paths=("/healthz", "/openapi.json"))],
+        middleware=[Middleware(RequestObserver),
+                    Middleware(HeaderCap),
+                    Middleware(BearerAuth, token=settings.token, public_paths=public)],
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=lifespan,
     )

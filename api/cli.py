@@ -1,5 +1,5 @@
 """The ``miam-economies`` console script (SPEC, "Interfaces"): ``serve``, ``bilan``,
-``replay``, ``compare`` and ``anomalies``.
+``replay``, ``compare``, ``anomalies``, ``export``, ``import`` and ``rapport``.
 
 Thin over functions: each command resolves ``Settings`` from its flags and the
 ``MIAM_ECONOMIES_*`` environment, then calls the app or the services.
@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import os
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -21,19 +24,29 @@ from rich import box
 from rich.console import Console
 from rich.progress import (
     BarColumn,
+    DownloadColumn,
     MofNCompleteColumn,
     Progress,
     TextColumn,
     TimeRemainingColumn,
+    TransferSpeedColumn,
 )
 from rich.table import Table
 
 from api.app import create_app
 from api.limits import MAX_HEADERS, guarded_h11
 from api.miam import read_bilan
-from api.replay import ReplayRefused, UnknownFormula, formula_named, list_anomalies
+from api.observability import configure_request_log
+from api.replay import (
+    ReplayRefused,
+    UnknownFormula,
+    formula_named,
+    list_anomalies,
+    read_only_store,
+)
 from api.replay import compare as compare_formulas
 from api.replay import replay as replay_history
+from api.report import render_report
 from api.services import open_services
 from api.settings import (
     DEFAULT_DATA,
@@ -41,6 +54,8 @@ from api.settings import (
     Settings,
     resolve_token,
 )
+from api.store import StoreUnavailable
+from api.transfer import check_files, export_lines, import_files
 from domain.bilan import Figures, check_bounds
 from domain.formulas import FORMULES
 from projections.view import ProjectionMismatch
@@ -92,11 +107,14 @@ def main() -> None:
               type=click.FloatRange(min=0.1), envvar="MIAM_ECONOMIES_HEADER_TIMEOUT",
               show_envvar=True,
               help="Seconds a connection may take to send a request's headers (then closed).")
+@click.option("--metrics-public", is_flag=True, envvar="MIAM_ECONOMIES_METRICS_PUBLIC",
+              show_envvar=True, help="Serve GET /metrics without the bearer token.")
 # From the environment only in practice: a token on the command line shows in `ps`.
 @click.option("--token", envvar="MIAM_ECONOMIES_TOKEN", show_envvar=True, hidden=True)
 def serve(data: Path, fuseau: str | None, journal: Path | None, host: str,
           allow_non_loopback: bool, port: int, max_body: int, lock_timeout: int,
-          body_timeout: float, header_timeout: float, token: str | None) -> None:
+          body_timeout: float, header_timeout: float, metrics_public: bool,
+          token: str | None) -> None:
     """Serve POST /economies and GET /economies/bilan; the projection runs in-process."""
     if not _is_loopback(host):
         if not allow_non_loopback:
@@ -115,7 +133,8 @@ def serve(data: Path, fuseau: str | None, journal: Path | None, host: str,
     if fuseau is not None:
         _check_zone(fuseau)
     settings = Settings(data=data, token=token, max_body=max_body, lock_timeout=lock_timeout,
-                        fuseau=fuseau, journal=journal, body_timeout=body_timeout)
+                        fuseau=fuseau, journal=journal, body_timeout=body_timeout,
+                        metrics_public=metrics_public)
     try:  # fail before serving, with a message, rather than in the lifespan
         with open_services(settings, run_projections=False):
             pass
@@ -126,7 +145,11 @@ def serve(data: Path, fuseau: str | None, journal: Path | None, host: str,
     # idle keep-alive connections close after 5 s; at most 64 connections at once (more
     # get a plain 503); headers are capped at 64 KiB (h11 while they arrive, HeaderCap
     # once parsed); the body is read whole before anything touches the store.
+    # One JSON line per request (api.observability) replaces uvicorn's access log, which
+    # would print query strings.
+    configure_request_log()
     uvicorn.run(create_app(settings), host=host, port=port, log_level="info",
+                access_log=False,
                 http=guarded_h11(header_timeout), h11_max_incomplete_event_size=MAX_HEADERS,
                 timeout_keep_alive=5, limit_concurrency=64, timeout_graceful_shutdown=10)
 
@@ -209,7 +232,33 @@ def _print_table(result: dict[str, Any]) -> None:
                           for k in ("delegations", "evites", "pilotage", "corrections")))
         table.add_row("", "total", *_cells(shown.as_dict()), style="bold")
     # Off a terminal rich assumes 80 columns and would truncate the figures' names.
-    Console(width=None if sys.stdout.isatty() else 140).print(table)
+    console = Console(width=None if sys.stdout.isatty() else 140)
+    console.print(table)
+    console.print(_provenance_line(result), style="dim", soft_wrap=True, highlight=False)
+
+
+def _provenance_line(result: dict[str, Any]) -> str:
+    """Where the figures come from, in one line under the table: formula, position
+    against the store's head, events folded, zone, when, journal lines joined."""
+    p = result["provenance"]
+    line = (f"provenance: formule {p['formule']}, position {p['position']:,} of tete "
+            f"{p['tete']:,}, {p['evenements']:,} events, fuseau {p['fuseau']}, "
+            f"genere_le {p['genere_le']}")
+    journal = p.get("journal")
+    if journal is not None:
+        line += f", journal {journal.get('lignes', 0):,} lines"
+        if journal.get("erreur"):
+            line += f" (unreadable: {journal['erreur']})"
+    if p.get("attente_expiree"):
+        line += ", wait expired"
+    return line
+
+
+def _progress(*columns: Any) -> Progress:
+    """A progress display on standard error, drawn only when it is a terminal: in a pipe
+    or a log file the command stays quiet."""
+    console = Console(stderr=True)
+    return Progress(*columns, console=console, disable=not console.is_terminal)
 
 
 def _is_loopback(host: str) -> bool:
@@ -262,7 +311,7 @@ def replay(data: Path, formule: str, fuseau: str | None, reconstruire: bool) -> 
     columns = (TextColumn("replay"), BarColumn(), MofNCompleteColumn(),
                TextColumn("events"), TextColumn("{task.fields[rate]}"),
                TimeRemainingColumn())
-    with Progress(*columns, console=Console(stderr=True)) as bar:
+    with _progress(*columns) as bar:
         task = bar.add_task("replay", total=None, rate="")
         started = time.monotonic()
         first: list[int] = []
@@ -347,3 +396,128 @@ def anomalies(data: Path, as_json: bool) -> None:
     if not as_json:
         Console(width=None if sys.stdout.isatty() else 160).print(table)
         click.echo(f"{found} event(s) with anomalies", err=True)
+
+
+@main.command()
+@data_option
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="Write to FILE (replaced when complete) instead of standard output.")
+@click.option("--conflits", is_flag=True,
+              help="Also write the differing re-sent versions kept as evidence (then an "
+                   "id may appear twice; import records them as conflicts again).")
+def export(data: Path, out: Path | None, conflits: bool) -> None:
+    """Write the contract's economies.jsonl: one JSON line per stored event, the event as
+    received plus recu_le, in store order. Streams; reads the store only."""
+    settings = _store_settings(data)
+    with closing(read_only_store(settings)) as store:
+        columns = (TextColumn("export"), BarColumn(), MofNCompleteColumn(),
+                   TextColumn("events"), TimeRemainingColumn())
+        with _progress(*columns) as bar, _output(out) as stream:
+            task = bar.add_task("export", total=store.head())
+            written = 0
+            for line in export_lines(store, conflits=conflits,
+                                     progress=lambda n: bar.advance(task, n)):
+                stream.write(line)
+                written += 1
+    if out is not None:
+        click.echo(f"{written:,} events written to {out}", err=True)
+
+
+@contextmanager
+def _output(out: Path | None) -> Iterator[Any]:
+    """Standard output, or ``out`` written beside and renamed once complete (an
+    interrupted export never leaves a truncated file under the asked name)."""
+    if out is None:
+        yield sys.stdout
+        sys.stdout.flush()
+        return
+    partial = out.with_name(out.name + ".partiel")
+    with partial.open("w", encoding="utf-8", newline="\n") as f:
+        yield f
+    os.replace(partial, out)
+
+
+@main.command(name="import")
+@data_option
+@click.argument("files", nargs=-1, required=True,
+                type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--strict", is_flag=True,
+              help="Import nothing if any line is refused (the files are read twice).")
+@click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
+def import_(data: Path, files: tuple[Path, ...], strict: bool, as_json: bool) -> None:
+    """Ingest FILES of JSON lines (an exported economies.jsonl, or plain events) with the
+    validation and dedup of POST /economies, 500 events a transaction, keeping each
+    line's recu_le. Refused lines are listed with their number and skipped; with
+    --strict nothing is imported then. A second import of the same files stores nothing
+    (every event is a doublon). Exit status 1 when a line was refused."""
+    paths = list(files)
+    size = sum(p.stat().st_size for p in paths)
+    columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
+               TransferSpeedColumn(), TimeRemainingColumn())
+    with _progress(*columns) as bar:
+        if strict:
+            task = bar.add_task("check", total=size)
+            checked = check_files(paths, progress=lambda n: bar.advance(task, n))
+            if checked.refusees:
+                bar.stop()
+                _print_refused(checked.refusees)
+                raise click.ClickException(
+                    f"{len(checked.refusees):,} line(s) refused: nothing imported (--strict)")
+        task = bar.add_task("import", total=size)
+        settings = Settings(data=data, token="")
+        try:
+            with open_services(settings, run_projections=False) as services:
+                report = import_files(services.store, paths,
+                                      progress=lambda n: bar.advance(task, n))
+        except (ProjectionMismatch, ZoneInfoNotFoundError, StoreUnavailable) as exc:
+            raise click.ClickException(str(exc)) from None
+    if as_json:
+        json.dump(report.as_dict(), sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        _print_refused(report.refusees)
+        click.echo(f"recus {report.recus:,}, doublons {report.doublons:,}, conflits "
+                   f"{report.conflits:,}, refused lines {len(report.refusees):,} "
+                   f"(of {report.lignes:,})")
+    if report.refusees:
+        sys.exit(1)
+
+
+def _print_refused(refused: list[Any]) -> None:
+    for line in refused:
+        click.echo(f"refused: {line}", err=True)
+
+
+@main.command()
+@data_option
+@fuseau_option
+@journal_option
+@click.option("--html", "html_file", required=True, metavar="FILE",
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="The HTML file to write (self-contained: no network needed).")
+@click.option("--depuis", metavar="YYYY-MM-DD", help="First day of the period (inclusive).")
+@click.option("--jusqu-au", "jusqu_au", metavar="YYYY-MM-DD",
+              help="Last day of the period (inclusive).")
+def rapport(data: Path, fuseau: str | None, journal: Path | None, html_file: Path,
+            depuis: str | None, jusqu_au: str | None) -> None:
+    """Write the report: today's net and the period's, net per day, evites vs pilotage vs
+    corrections per day, the taux de reprise per preset and format, cost per model,
+    anomalies and conflicts, in one self-contained HTML page. Folds whatever is pending
+    first, as bilan does."""
+    try:
+        check_bounds("jour", depuis, jusqu_au)
+    except ValueError as exc:
+        message = str(exc).replace("jusqu_au", "--jusqu-au")
+        raise click.BadParameter(message, param_hint="--depuis/--jusqu-au") from None
+    if fuseau is not None:
+        _check_zone(fuseau)
+    _store_settings(data)  # no store: say so rather than create one
+    settings = Settings(data=data, token="", fuseau=fuseau, journal=journal)
+    try:
+        with open_services(settings, run_projections=False) as services:
+            services.runner.catch_up()
+            page = render_report(services, depuis, jusqu_au)
+    except (ProjectionMismatch, ZoneInfoNotFoundError) as exc:
+        raise click.ClickException(str(exc)) from None
+    html_file.write_text(page, encoding="utf-8")
+    click.echo(f"report written to {html_file}", err=True)

@@ -1,4 +1,6 @@
-"""Reading the bilan from Python, without a server: what MIAM's ``bilan`` tool calls.
+"""Reading the bilan from Python, without a server: what MIAM's ``bilan`` tool and its
+dashboard card call (``economies_section``, ``net_du_jour``; ``read_bilan`` for the whole
+snapshot).
 
 MIAM runs in its own process over the same data directory (``logs/mcp``). These functions
 open the store and the projections, fold whatever the projection has not seen yet (so the
@@ -68,3 +70,26 @@ def net_du_jour(client: str = "claude-code", data: Path | str = DEFAULT_DATA, *,
         bilan = services.bilan("jour", today, today)
     figures = bilan["groupes"].get(today, {}).get(client)
     return 0 if figures is None else int(figures["net"])
+
+
+def economies_section(data: Path | str = DEFAULT_DATA, *, par: str | None = None,
+                      depuis: str | None = None, jusqu_au: str | None = None,
+                      fuseau: str | None = None, journal: Path | str | None = None,
+                      catch_up: bool = True) -> dict[str, Any]:
+    """The section MIAM's ``bilan`` tool adds to its answer (contract, point 4):
+    ``{"economies": {"<client>": {"delegations", "evites", "pilotage", "corrections",
+    "net", "taux_reprise", "anomalies", "conflits"}}}``, figures in tokens
+    (``taux_reprise`` a ratio, null when evites <= 0), and with ``par`` (a breakdown, as
+    ``read_bilan``'s: ``jour``, ``modele``, ``demande``, ``preset``, ``format``...) also
+    ``"par"`` and ``"groupes": {"<key>": {"<client>": figures}}``.
+
+    No store in ``data`` gives ``{"economies": {}}`` ("Fichier absent : section à zéro").
+    The arguments and errors are ``read_bilan``'s.
+    """
+    bilan = read_bilan(data, par=par, depuis=depuis, jusqu_au=jusqu_au, fuseau=fuseau,
+                       journal=journal, catch_up=catch_up)
+    section: dict[str, Any] = {"economies": bilan["economies"]}
+    if par is not None:
+        section["par"] = bilan["par"]
+        section["groupes"] = bilan["groupes"]
+    return section

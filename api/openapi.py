@@ -197,10 +197,38 @@ def openapi_document() -> dict[str, Any]:
                 "responses": {"200": _json({"type": "object", "required": ["openapi"]},
                                            "OpenAPI 3.0 document")},
             }},
+            "/economies/rapport": {"get": {
+                "summary": "The report: one self-contained HTML page with its charts",
+                "parameters": [{"name": "depuis", "in": "query", "schema": day},
+                               {"name": "jusqu_au", "in": "query", "schema": day}],
+                "responses": {"200": {"description": "The page (no network needed)",
+                                      "content": {"text/html": {"schema": {
+                                          "type": "string"}}}},
+                              "400": _error("Bad day bounds"), **auth_errors},
+            }},
             "/healthz": {"get": {
-                "summary": "Health, without auth", "security": [],
-                "responses": {"200": _json({"type": "object", "required": ["ok"]}, "Healthy"),
-                              "503": _error("The projection is failing")},
+                "summary": "Health, without auth: the store's head, the projection's "
+                           "position and their difference (events)",
+                "security": [],
+                "responses": {"200": _json({"type": "object",
+                                            "required": ["ok", "tete", "position", "retard"],
+                                            "properties": {
+                                                "ok": {"type": "boolean", "enum": [True]},
+                                                "tete": {"type": "integer", "minimum": 0},
+                                                "position": {"type": "integer",
+                                                             "minimum": 0},
+                                                "retard": {"type": "integer",
+                                                           "minimum": 0}}}, "Healthy"),
+                              "503": _error("The projection is failing, or the store "
+                                            "cannot be read")},
+            }},
+            "/metrics": {"get": {
+                "summary": "Metrics in Prometheus text format (bearer token unless the "
+                           "server runs with --metrics-public)",
+                "responses": {"200": {"description": "Prometheus text exposition 0.0.4",
+                                      "content": {"text/plain": {"schema": {
+                                          "type": "string"}}}},
+                              **auth_errors},
             }},
         },
     }

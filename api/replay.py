@@ -19,8 +19,9 @@ from zoneinfo import ZoneInfo
 from api.services import REPLAY_PAGE, build_projection, open_services
 from api.settings import Settings, machine_fuseau
 from api.store import EventStore, sqlite_env
+from api.transfer import stored_events
 from domain.anomalies import anomalies
-from domain.events import ConflitRecu, EvenementRecu
+from domain.events import ConflitRecu
 from domain.formulas import FORMULES
 from projections.bilan import projection_name
 from projections.delta import PageDelta
@@ -90,8 +91,10 @@ def _following(settings: Settings) -> Settings:
     return replace(settings, fuseau=None)
 
 
-def _read_only_store(settings: Settings) -> EventStore:
-    # compare and anomalies read the store only: no table is created, nothing written.
+def read_only_store(settings: Settings) -> EventStore:
+    """The event store of ``settings.data``, opened to read only: no table is created,
+    nothing is written (``compare``, ``anomalies``, ``export``). Raises
+    ``PersistenceError``."""
     return EventStore(env={**sqlite_env(settings.store_path, settings.lock_timeout),
                            "CREATE_TABLE": "n"})
 
@@ -112,16 +115,6 @@ def _active_zone(settings: Settings) -> str:
     return settings.fuseau or machine_fuseau()
 
 
-def _stored_events(store: EventStore, page: int = 500) -> Iterator[EvenementRecu]:
-    """Every stored event, in store order, a page at a time."""
-    position = 0
-    while notifications := store.recorder.select_notifications(start=position + 1,
-                                                                limit=page):
-        for n in notifications:
-            yield store.mapper.to_domain_event(n)
-        position = notifications[-1].id
-
-
 def compare(settings: Settings, formules: list[str], par: str = "client") -> dict[str, Any]:
     """Fold the whole store in memory under each of ``formules`` and return their figures
     side by side: ``{"par", "fuseau", "groupes": {key: {client: {formule: figures}}}}``
@@ -137,8 +130,8 @@ def compare(settings: Settings, formules: list[str], par: str = "client") -> dic
     formulas = [formula_named(name) for name in formules]
     zone = ZoneInfo(_active_zone(settings))
     deltas = [PageDelta(f, zone) for f in formulas]
-    with closing(_read_only_store(settings)) as store:
-        for stored in _stored_events(store):
+    with closing(read_only_store(settings)) as store:
+        for stored in stored_events(store):
             for delta in deltas:
                 delta.add_stored(stored)
     groupes: dict[str, dict[str, dict[str, Any]]] = {}
@@ -160,8 +153,8 @@ def list_anomalies(settings: Settings) -> Iterator[dict[str, Any]]:
     """Every stored event whose plugin figures disagree with the server's recomputation:
     ``{"id", "type", "client", "anomalies": [kinds], "recu_le"}``, in store order. Reads
     the store only."""
-    with closing(_read_only_store(settings)) as store:
-        for stored in _stored_events(store):
+    with closing(read_only_store(settings)) as store:
+        for stored in stored_events(store):
             if isinstance(stored, ConflitRecu):
                 continue
             evenement = stored.evenement()

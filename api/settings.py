@@ -32,7 +32,8 @@ class Settings:
     ``body_timeout``: seconds a request body may take to arrive (then 408);
     ``fuseau``: IANA time zone the days are cut in (None: the one the projection was
     built in, or the machine's for a new one); ``journal``: MIAM's
-    ``delegations.jsonl`` (None: ``data/delegations.jsonl``, the contract's layout).
+    ``delegations.jsonl`` (None: ``data/delegations.jsonl``, the contract's layout);
+    ``metrics_public``: serve ``GET /metrics`` without the bearer token (ADR-0023).
     """
 
     data: Path
@@ -44,6 +45,7 @@ class Settings:
     body_timeout: float = 30.0
     fuseau: str | None = None
     journal: Path | None = None
+    metrics_public: bool = False
 
     @property
     def journal_path(self) -> Path:

@@ -139,34 +139,34 @@ class EventStore(Application[UUID]):
         with self._listeners_lock:
             self._listeners.append(listener)
 
-    def append(self, evenements: Sequence[Received],
+    def append(self, evenements: Sequence[Received], *,
                recus_le: Sequence[str] | None = None) -> Appended:
         """Store the batch's new events in one transaction; count the rest as doublons.
 
         ``evenements`` must have passed ``domain.validation``. A repeated id (already
         stored, or earlier in the same batch) is a doublon; the first stored version wins.
-        ``recus_le``: one ``recu_le`` per event (``iso_utc`` form), kept instead of the
-        clock's (an import of the contract's file preserves them); default: now.
+        ``recus_le``: one ISO 8601 UTC string per event of ``evenements``
+        (``2026-10-30T09:12:04.512Z``), kept as that event's ``recu_le`` instead of the
+        clock's time: an import keeps the time the events were first received (ADR-0022).
 
         Raises ``StoreUnavailable`` when the store cannot take the batch; then nothing of
         it is stored; ``ValueError`` when ``recus_le`` is not one per event.
         """
         if recus_le is not None and len(recus_le) != len(evenements):
             raise ValueError(f"{len(recus_le)} recu_le for {len(evenements)} events")
+        # By identity: two equal events of one batch may carry different times.
+        stamps = {id(ev): at for ev, at in zip(evenements, recus_le or (), strict=False)}
         first_seen: dict[UUID, Received] = {}
-        received_at: dict[UUID, str] = {}
         repeats: list[tuple[UUID, Received]] = []
-        for i, ev in enumerate(evenements):
+        for ev in evenements:
             sid = stream_id(ev.id)
             if first_seen.setdefault(sid, ev) is not ev:
                 repeats.append((sid, ev))
-            elif recus_le is not None:
-                received_at[sid] = recus_le[i]
         with self._append_lock:
-            return self._append(evenements, first_seen, received_at, repeats)
+            return self._append(evenements, first_seen, stamps, repeats)
 
     def _append(self, evenements: Sequence[Received], first_seen: dict[UUID, Received],
-                received_at: dict[UUID, str], repeats: list[tuple[UUID, Received]]
+                stamps: dict[int, str], repeats: list[tuple[UUID, Received]]
                 ) -> Appended:
         try:
             for _ in range(SAVE_ATTEMPTS):
@@ -177,8 +177,8 @@ class EventStore(Application[UUID]):
                 try:
                     if new or unseen:
                         self.recorder.insert_events(
-                            [*self._new_events(new, received_at),
-                             *self._conflict_events(conflicts, unseen)])
+                            [*self._new_events(new, stamps),
+                             *self._conflict_events(conflicts, unseen, stamps)])
                 except IntegrityError:
                     # Another writer stored one of these ids since the check: the whole
                     # insert rolled back; filter again against what is now stored.
@@ -239,13 +239,14 @@ class EventStore(Application[UUID]):
         return payloads
 
     def _conflict_events(self, conflicts: dict[UUID, list[tuple[str, Received, str]]],
-                         unseen: set[UUID]) -> list[StoredEvent]:
+                         unseen: set[UUID], stamps: dict[int, str]) -> list[StoredEvent]:
         # The state ConflitRecu's fields give, as the library's mapper would store it.
         now = self._clock()
         encode = self.mapper.transcoder.encode
         return [StoredEvent(sid, 1, CONFLIT_TOPIC,
                             encode({"timestamp": now, "payload": versions[0][0],
-                                    "recu_le": iso_utc(now), "client": versions[0][2]}))
+                                    "recu_le": stamps.get(id(versions[0][1])) or iso_utc(now),
+                                    "client": versions[0][2]}))
                 for sid, versions in conflicts.items() if sid in unseen]
 
     def head(self) -> int:
@@ -278,16 +279,17 @@ class EventStore(Application[UUID]):
             return {UUID(row[0]) for row in cursor.fetchall()}
 
     def _new_events(self, evenements: Sequence[tuple[UUID, Received]],
-                    received_at: dict[UUID, str]) -> list[StoredEvent]:
+                    stamps: dict[int, str]) -> list[StoredEvent]:
         """The stored form of each new event: what the mapper would make of its
-        ``EvenementRecu`` (state: timestamp, payload, recu_le), without building one."""
+        ``EvenementRecu`` (state: timestamp, payload, recu_le), without building one.
+        ``stamps``: an import's own ``recu_le`` by event identity; the clock's otherwise."""
         now = self._clock()
         recu_le = iso_utc(now)
         encode = self.mapper.transcoder.encode
         return [
             StoredEvent(sid, 1, TOPICS[ev.type],
                         encode({"timestamp": now, "payload": payload_text(ev.payload),
-                                "recu_le": received_at.get(sid, recu_le)}))
+                                "recu_le": stamps.get(id(ev), recu_le)}))
             for sid, ev in evenements
         ]
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 import sqlite3
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -160,6 +161,46 @@ def test_one_demande_reads_like_its_recomputation(loaded: Any) -> None:
             row["corrections"]
         assert (got["net"], got["taux_reprise"]) == (
             with_derived(row)["net"], with_derived(row)["taux_reprise"])
+
+
+def test_export_then_import_round_trips_ids_recu_le_and_the_bilan(
+        loaded: Any, tmp_path: Path) -> None:
+    # Issue 8, "Done when": export -> import into a fresh store keeps every id and
+    # recu_le, and the fresh store's bilan (and breakdowns) equal the server's.
+    import json
+    import shutil
+    import subprocess
+    import sys
+
+    server, corpus, _, _ = loaded
+    script = str(Path(sys.executable).with_name("miam-economies"))
+
+    def cli(*args: str) -> str:
+        return subprocess.run([script, *args], check=True, capture_output=True, text=True,
+                              timeout=300).stdout
+
+    exported = tmp_path / "economies.jsonl"
+    cli("export", "--data", str(server.data), "--out", str(exported))
+    lines = [json.loads(line) for line in exported.read_text().splitlines()]
+    assert sorted(e["id"] for e in lines) == sorted(e["id"] for e in corpus)
+    assert all(e["recu_le"].endswith("Z") for e in lines)
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    shutil.copy(server.data / "delegations.jsonl", fresh / "delegations.jsonl")
+    first = cli("import", "--data", str(fresh), str(exported))
+    assert f"recus {len(corpus):,}, doublons 0," in first
+    second = cli("import", "--data", str(fresh), str(exported))
+    assert f"recus 0, doublons {len(corpus):,}," in second  # idempotent
+    assert cli("export", "--data", str(fresh)) == exported.read_text()  # ids, recu_le, order
+    for par in (None, "jour", "preset", "modele"):
+        options = ["--par", par] if par else []
+        copied = json.loads(cli("bilan", "--data", str(fresh), "--fuseau", FUSEAU, "--json",
+                                *options))
+        original = server.client.get("/economies/bilan", params={
+            "attendre": "1", **({"par": par} if par else {})}).json()
+        keys = ("economies", "total", "formule") + (("groupes",) if par else ())
+        assert {k: copied[k] for k in keys} == {k: original[k] for k in keys}, par
+    assert copied["conservation"] == original["conservation"]
 
 
 def test_replay_under_v1_reproduces_the_live_bilan_and_the_server_follows(

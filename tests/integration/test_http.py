@@ -121,7 +121,8 @@ def test_bearer_scheme_is_case_insensitive(server: LiveServer) -> None:
 
 
 def test_healthz_needs_no_token(server: LiveServer) -> None:
-    assert httpx.get(server.url + "/healthz").json() == {"ok": True}
+    assert httpx.get(server.url + "/healthz").json() == {
+        "ok": True, "tete": 0, "position": 0, "retard": 0}
 
 
 def test_invalid_event_is_422_listing_index_and_field_and_stores_nothing(
@@ -221,6 +222,7 @@ def test_the_cli_bilan_reads_the_same_figures(server: LiveServer) -> None:
                            check=True, capture_output=True, text=True,
                            env={"COLUMNS": "120", "PATH": ""}).stdout
     assert "claude-code" in table and "2,900" in table
+    assert "provenance: formule v1, position 2 of tete 2, 2 events" in table
 
 
 def test_unknown_routes_and_methods_answer_json(server: LiveServer) -> None:

@@ -1,0 +1,79 @@
+"""A small host app in MIAM's shape: its own ``/mcp`` route behind its own bearer
+middleware, with our routes mounted beside it and our services in its lifespan.
+
+Run by the embedding test as ``uvicorn --factory tests.integration.miam_host:from_env``
+with ``MIAM_HOST_DATA`` (the data directory) and ``MIAM_HOST_TOKEN`` (the host's token).
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.authentication import (
+    AuthCredentials,
+    AuthenticationBackend,
+    AuthenticationError,
+    SimpleUser,
+)
+from starlette.middleware import Middleware
+from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.requests import HTTPConnection, Request
+from starlette.responses import JSONResponse, PlainTextResponse
+from starlette.routing import Route
+
+from api.app import economies_routes, open_economies
+from api.settings import Settings
+
+HOST_REFUSAL = "host: bearer token required"
+
+
+class HostBearer(AuthenticationBackend):
+    """The host's own auth: every request needs ``Authorization: Bearer <token>``."""
+
+    def __init__(self, token: str):
+        self.token = token.encode()
+
+    async def authenticate(self, conn: HTTPConnection) -> tuple[AuthCredentials, SimpleUser]:
+        """Accept the host's token, refuse anything else."""
+        scheme, _, given = conn.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(given.encode(), self.token):
+            raise AuthenticationError(HOST_REFUSAL)
+        return AuthCredentials(["authenticated"]), SimpleUser("miam")
+
+
+def _refused(conn: HTTPConnection, exc: Exception) -> JSONResponse:
+    return JSONResponse({"host_error": str(exc)}, status_code=401)
+
+
+async def mcp(request: Request) -> PlainTextResponse:
+    """The host's own route; it reads the host's own lifespan state."""
+    return PlainTextResponse(f"mcp of {request.state.host_name}")
+
+
+def create_host_app(data: Path, token: str) -> Starlette:
+    """The host: ``/mcp`` plus ``economies_routes()``, all behind ``HostBearer``; our
+    services opened in its lifespan and merged into its state."""
+    settings = Settings(data=data, token="")
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
+        async with open_economies(settings) as economies:
+            yield {"host_name": "miam", **economies}
+
+    return Starlette(
+        routes=[Route("/mcp", mcp, methods=["GET", "POST"]), *economies_routes()],
+        middleware=[Middleware(AuthenticationMiddleware, backend=HostBearer(token),
+                               on_error=_refused)],
+        lifespan=lifespan,
+    )
+
+
+def from_env() -> Starlette:
+    """``create_host_app`` from ``MIAM_HOST_DATA`` and ``MIAM_HOST_TOKEN``."""
+    return create_host_app(Path(os.environ["MIAM_HOST_DATA"]), os.environ["MIAM_HOST_TOKEN"])

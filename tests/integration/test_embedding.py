@@ -1,0 +1,151 @@
+"""Issue 8, "Embedding in MIAM": a host app with its own ``/mcp`` route and its own bearer
+middleware mounts ``economies_routes()``, opens our services in its lifespan, and runs the
+contract's example through them on a real uvicorn; MIAM's Python functions read the same
+data directory without a server."""
+
+from __future__ import annotations
+
+import copy
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+import pytest
+
+from api.miam import economies_section, net_du_jour
+from tests.conftest import EXAMPLE_BATCH
+from tests.integration.miam_host import HOST_REFUSAL
+
+ROOT = Path(__file__).parents[2]
+HOST_TOKEN = "host-token-of-miam"
+EXPECTED = {"delegations": 1, "evites": 4900, "pilotage": 2000, "corrections": 0,
+            "net": 2900, "taux_reprise": 0.0, "anomalies": {}, "conflits": 0}
+
+
+class HostServer:
+    """``tests.integration.miam_host`` under ``uvicorn`` in a subprocess on loopback."""
+
+    def __init__(self, data: Path):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.data = data
+        self.log_path = data.parent / "host.log"
+        self.client = httpx.Client(base_url=self.url, timeout=30,
+                                   headers={"Authorization": f"Bearer {HOST_TOKEN}"})
+
+    def start(self) -> None:
+        """Start uvicorn and return once the host's ``/mcp`` answers (at most 20 s)."""
+        env = {**os.environ, "MIAM_HOST_DATA": str(self.data), "MIAM_HOST_TOKEN": HOST_TOKEN}
+        self.log = self.log_path.open("ab")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "--factory", "tests.integration.miam_host:from_env",
+             "--host", "127.0.0.1", "--port", str(self.port)],
+            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            assert self.process.poll() is None, self.log_path.read_text()
+            try:
+                if self.client.get("/mcp").status_code == 200:
+                    return
+            except httpx.TransportError:
+                time.sleep(0.05)  # still starting: nothing to wait on
+        raise RuntimeError("the host did not start within 20 s")
+
+    def stop(self) -> None:
+        """SIGTERM, then wait: the host's lifespan closes our services."""
+        self.process.terminate()
+        self.process.wait(timeout=20)
+        self.log.close()
+        self.client.close()
+
+
+@pytest.fixture
+def host(tmp_path: Path) -> Iterator[HostServer]:
+    """A running host app over a fresh data directory."""
+    server = HostServer(tmp_path / "data")
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def test_the_host_serves_the_contract_example_through_our_routes(host: HostServer) -> None:
+    assert host.client.get("/mcp").text == "mcp of miam"  # the host's own state is intact
+    first = host.client.post("/economies", json=EXAMPLE_BATCH)
+    assert first.status_code == 200
+    assert first.json() == {"ok": True, "recus": 2, "doublons": 0}
+    assert host.client.post("/economies", json=EXAMPLE_BATCH).json() == {
+        "ok": True, "recus": 0, "doublons": 2}
+    bilan = host.client.get("/economies/bilan", params={"attendre": "1"}).json()
+    assert bilan["economies"] == {"claude-code": EXPECTED}
+    assert bilan["position"] == bilan["provenance"]["tete"] == 2  # the runner runs
+    demande = host.client.get("/economies/demandes/dem-9c8a4d0189").json()
+    assert demande["net"] == 2900
+
+
+def test_our_routes_sit_behind_the_hosts_auth_only(host: HostServer) -> None:
+    for method, path in (("GET", "/mcp"), ("POST", "/economies"), ("GET", "/economies/bilan"),
+                         ("GET", "/economies/rapport"), ("GET", "/metrics")):
+        refused = httpx.request(method, host.url + path, json=EXAMPLE_BATCH)
+        assert refused.status_code == 401, path
+        assert refused.json() == {"host_error": HOST_REFUSAL}, path  # the host's refusal
+    ours = {"Authorization": "Bearer test-token"}  # our standalone token means nothing here
+    assert httpx.post(host.url + "/economies", json=EXAMPLE_BATCH,
+                      headers=ours).status_code == 401
+    health = host.client.get("/healthz").json()
+    assert health == {"ok": True, "tete": 0, "position": 0, "retard": 0}  # nothing stored
+
+
+def test_our_error_policy_travels_with_the_routes(host: HostServer) -> None:
+    # The host has no handler for our exceptions: each route carries its own.
+    broken = copy.deepcopy(EXAMPLE_BATCH)
+    broken["evenements"][1]["cout"] = 3.0
+    answer = host.client.post("/economies", json=broken)
+    assert answer.status_code == 422
+    assert answer.json()["erreurs"][0]["champ"] == "cout"
+    not_json = host.client.post("/economies", content=b"{nope",
+                                headers={"Content-Type": "application/json"})
+    assert not_json.status_code == 400 and not_json.json()["ok"] is False
+    too_big = host.client.post("/economies", content=b" " * (1_048_576 + 1))
+    assert too_big.status_code == 413
+    bad_bounds = host.client.get("/economies/rapport", params={"depuis": "2026-13-01"})
+    assert bad_bounds.status_code == 400
+    assert host.client.get("/healthz").json()["tete"] == 0  # every refusal stored nothing
+    metrics = host.client.get("/metrics").text
+    assert 'miam_economies_requests_refused_total{status="422"} 1.0' in metrics
+    assert 'miam_economies_requests_refused_total{status="413"} 1.0' in metrics
+
+
+def test_miam_reads_the_section_and_todays_net_without_a_server(host: HostServer) -> None:
+    now = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    today = copy.deepcopy(EXAMPLE_BATCH)
+    for event in today["evenements"]:
+        event["date"] = now
+    assert host.client.post("/economies", json=today).json()["recus"] == 2
+    section = economies_section(host.data)
+    assert section == {"economies": {"claude-code": EXPECTED}}
+    by_day = economies_section(host.data, par="jour")
+    assert by_day["par"] == "jour"
+    (day, clients), = by_day["groupes"].items()
+    assert clients["claude-code"]["net"] == 2900
+    assert net_du_jour("claude-code", host.data) == 2900
+    assert net_du_jour("another-client", host.data) == 0
+
+
+def test_without_a_store_the_section_is_empty_and_nothing_is_created(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere"
+    assert economies_section(missing) == {"economies": {}}
+    assert economies_section(missing, par="preset") == {"economies": {}, "par": "preset",
+                                                        "groupes": {}}
+    assert net_du_jour("claude-code", missing) == 0
+    assert not missing.exists()
+

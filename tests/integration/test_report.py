@@ -1,0 +1,156 @@
+"""Issue 8, "A report people would rather look at than read": ``GET /economies/rapport``
+and ``miam-economies rapport --html`` give one self-contained page whose charts render in
+a real headless Chromium (Debian's ``chromium``; ``.ci/run`` installs it)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from api.report import report_data
+from api.services import Services
+from domain.validation import validate_batch
+from tests.conftest import EXAMPLE_BATCH, TOKEN, LiveServer
+from tests.corpus import generate, journal_lines
+
+SCRIPT = Path(sys.executable).with_name("miam-economies")
+CHROMIUM = Path("/usr/bin/chromium")
+CHARTS = ("net-par-jour", "flux-par-jour", "reprise-preset", "reprise-format",
+          "cout-par-modele")
+CORPUS = generate(600, seed=21)
+
+
+def todays_example() -> dict[str, Any]:
+    """The contract's example batch, dated now: today's net is its 2,900 tokens."""
+    now = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    batch = copy.deepcopy(EXAMPLE_BATCH)
+    for event in batch["evenements"]:
+        event["date"] = now
+    return batch
+
+
+@pytest.fixture(scope="module")
+def loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """A server holding a small corpus with MIAM's journal beside it, and today's example."""
+    data = tmp_path_factory.mktemp("rapport") / "data"
+    data.mkdir()
+    (data / "delegations.jsonl").write_text("\n".join(journal_lines(CORPUS, seed=2)) + "\n")
+    server = LiveServer(data)
+    server.start()
+    try:
+        for i in range(0, len(CORPUS), 500):
+            assert server.post({"evenements": CORPUS[i:i + 500]}).status_code == 200
+        assert server.post(todays_example()).json()["recus"] == 2
+        server.bilan()
+        yield server
+    finally:
+        server.stop()
+        server.client.close()
+
+
+def assert_self_contained(page: str) -> None:
+    """No script to fetch, no stylesheet or image to load, a CSP forbidding any fetch."""
+    assert "default-src 'none'" in page
+    assert not re.search(r"<script[^>]*\bsrc=|<link\b|\bsrc=|\bhref=|url\(", page)
+    for chart in CHARTS:
+        assert f'id="{chart}"' in page
+
+
+def test_the_report_is_behind_the_token_and_self_contained(loaded: LiveServer) -> None:
+    assert httpx.get(loaded.url + "/economies/rapport").status_code == 401
+    response = loaded.client.get("/economies/rapport")
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "text/html; charset=utf-8"
+    assert_self_contained(response.text)
+    assert re.search(r'id="net-aujourd-hui">.*?2,900</div>', response.text, re.S)
+
+
+def test_unsound_bounds_are_a_400_and_change_nothing(loaded: LiveServer) -> None:
+    head = httpx.get(loaded.url + "/healthz").json()["tete"]
+    for params in ({"depuis": "2026-02-30"}, {"depuis": "2026-10-02", "jusqu_au": "2026-10-01"}):
+        refused = loaded.client.get("/economies/rapport", params=params)
+        assert refused.status_code == 400 and refused.json()["ok"] is False
+    assert httpx.get(loaded.url + "/healthz").json()["tete"] == head
+
+
+def test_the_cli_writes_the_same_page_for_a_period(loaded: LiveServer, tmp_path: Path) -> None:
+    out = tmp_path / "rapport.html"
+    subprocess.run([str(SCRIPT), "rapport", "--data", str(loaded.data), "--html", str(out),
+                    "--depuis", "2026-10-01", "--jusqu-au", "2026-10-31"], check=True,
+                   capture_output=True, timeout=120)
+    page = out.read_text()
+    assert_self_contained(page)
+    assert "2026-10-01 – 2026-10-31" in page
+    bounded = loaded.client.get("/economies/bilan", params={
+        "par": "jour", "depuis": "2026-10-01", "jusqu_au": "2026-10-31"}).json()
+    net = sum(f["net"] for clients in bounded["groupes"].values() for f in clients.values())
+    assert re.search(rf'id="net-periode">.*?{net:,}</div>', page, re.S)
+
+
+def test_the_report_figures_add_up(services: Services) -> None:
+    journal = journal_lines(CORPUS, seed=2)
+    (services.settings.data / "delegations.jsonl").write_text("\n".join(journal) + "\n")
+    for i in range(0, len(CORPUS), 500):
+        services.store.append(validate_batch({"evenements": CORPUS[i:i + 500]}))
+    services.runner.catch_up()
+    data = report_data(services)
+    total = services.bilan()["total"]
+    assert data["periode"]["net"] == total["net"]  # unbounded: the period is all time
+    assert sum(d["net"] for d in data["jours"]) == total["net"]
+    assert [d["jour"] for d in data["jours"]] == sorted(d["jour"] for d in data["jours"])
+    for field in ("preset", "format"):
+        rates = [r["taux_reprise"] for r in data["reprise"][field]]
+        assert rates and rates == sorted(rates, reverse=True)
+    assert sum(m["pilotage"] for m in data["modeles"]) == total["pilotage"]
+    assert json.dumps(data)  # JSON-ready
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(),
+                    reason="headless Chromium not installed (apt-get install chromium; "
+                           ".ci/run installs it)")
+def test_every_chart_renders_in_headless_chromium(loaded: LiveServer, tmp_path: Path) -> None:
+    from playwright.sync_api import sync_playwright
+
+    page_file = tmp_path / "rapport.html"
+    subprocess.run([str(SCRIPT), "rapport", "--data", str(loaded.data), "--html",
+                    str(page_file)], check=True, capture_output=True, timeout=120)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM),
+                                             args=["--no-sandbox"])
+        try:
+            context = browser.new_context(
+                viewport={"width": 1100, "height": 900},
+                extra_http_headers={"Authorization": f"Bearer {TOKEN}"})
+            for name, url in (("fichier", page_file.as_uri()),
+                              ("serveur", loaded.url + "/economies/rapport")):
+                page = context.new_page()
+                requested: list[str] = []
+                page.on("request", lambda request, seen=requested: seen.append(request.url))
+                answer = page.goto(url)
+                assert answer is not None and answer.ok, name
+                for chart in CHARTS:
+                    svg = page.locator(f"figure#{chart} > svg")
+                    assert svg.count() == 1, (name, chart)
+                    box = svg.bounding_box()
+                    assert box is not None and box["width"] > 300 and box["height"] > 100
+                    bars = page.locator(f"figure#{chart} g.bar > rect")
+                    assert bars.count() >= 1, (name, chart)
+                    bar = bars.first.bounding_box()
+                    assert bar is not None and bar["width"] > 0 and bar["height"] > 0
+                assert page.locator("#net-aujourd-hui .value").inner_text() == "2,900"
+                assert requested == [url], (name, requested)  # nothing else fetched
+                page.screenshot(path=str(tmp_path / f"rapport-{name}.png"), full_page=True)
+                assert (tmp_path / f"rapport-{name}.png").stat().st_size > 10_000
+                page.close()
+        finally:
+            browser.close()
