@@ -240,11 +240,14 @@ class EventStore(Application[UUID]):
 
     def _conflict_events(self, conflicts: dict[UUID, list[tuple[str, Received, str]]],
                          unseen: set[UUID], stamps: dict[int, str]) -> list[StoredEvent]:
-        # The state ConflitRecu's fields give, as the library's mapper would store it.
+        # The state ConflitRecu's fields give, as the library's mapper would store it: the
+        # version as received (its stream id is of its canonical text, so re-sending the
+        # same differing version, in any key order, is recorded once).
         now = self._clock()
         encode = self.mapper.transcoder.encode
         return [StoredEvent(sid, 1, CONFLIT_TOPIC,
-                            encode({"timestamp": now, "payload": versions[0][0],
+                            encode({"timestamp": now,
+                                    "payload": payload_text(versions[0][1].payload),
                                     "recu_le": stamps.get(id(versions[0][1])) or iso_utc(now),
                                     "client": versions[0][2]}))
                 for sid, versions in conflicts.items() if sid in unseen]

@@ -45,7 +45,11 @@ def _loads_fast(body: bytes) -> Any:
         document = orjson.loads(body)
     except orjson.JSONDecodeError:
         return _SLOW  # the strict decoder says why, in its own words
-    if body.count(b":") != orjson.dumps(document).count(b":"):
+    try:
+        encoded = orjson.dumps(document)
+    except orjson.JSONEncodeError:
+        return _SLOW  # nested deeper than orjson writes (254 levels; it reads 1024)
+    if body.count(b":") != encoded.count(b":"):
         return _SLOW  # a repeated key
     return document
 

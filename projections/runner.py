@@ -43,8 +43,8 @@ class CatchUpRunner:
     or for ``quiet`` seconds after the last one, the thread does not start a page, for at
     most ``max_defer`` seconds, and not at all while a reader waits (``wait_for``). A
     burst of POSTs is thus answered without the fold competing for the interpreter, and
-    folded right after it; under sustained load the runner still folds a page every
-    ``max_defer`` seconds. ``max_defer=0`` never defers.
+    folded right after it; under sustained load, once ``max_defer`` has passed, the runner
+    folds until it has caught up, then may defer again. ``max_defer=0`` never defers.
     """
 
     def __init__(self, recorder: ApplicationRecorder, mapper: Mapper[Any],
@@ -158,8 +158,10 @@ class CatchUpRunner:
             self._last_ingest = time.monotonic()
 
     def _deferring(self) -> bool:
-        # Runner thread only. A page is put off at most max_defer from the first time it
-        # was put off, so under sustained load one is folded every max_defer seconds.
+        # Runner thread only. Pages are put off at most max_defer from the first time one
+        # was; then the runner folds until it has caught up (``_deferred_since`` stays
+        # set, expired, until a step finds nothing), so the lag stays bounded under
+        # sustained load instead of growing by a page a second.
         if self.max_defer <= 0 or self._waiting:
             return False
         now = time.monotonic()
@@ -209,7 +211,8 @@ class CatchUpRunner:
             try:
                 self._wakeup.clear()
                 n = self.step()
-                self._deferred_since = None
+                if n == 0:
+                    self._deferred_since = None  # caught up: the next burst may wait
                 self.last_error = None
                 delay = self.retry_delay
             except IntegrityError:

@@ -214,3 +214,29 @@ def test_appended_events_are_stored_as_the_library_mapper_would_store_them(
             assert expected.originator_id == n.originator_id
     finally:
         store.close()
+
+
+def test_an_unknown_field_holding_a_huge_integer_is_stored_and_folded(
+        tmp_path: Path) -> None:
+    # Valid JSON the store accepts, which orjson cannot read back: the fold must not stop.
+    delegation = {**copy.deepcopy(DELEGATION), "extra": 10**400}
+    with open_services(Settings(data=tmp_path / "data", token=TOKEN, fuseau="UTC"),
+                       run_projections=False) as services:
+        assert append(services, delegation, PILOTAGE) == (2, 0)
+        assert append(services, CORRECTION) == (1, 0)
+        assert clients(services)["claude-code"]["net"] == 4900 - 2000 - 490
+        assert services.bilan()["provenance"]["position"] == 3
+
+
+def test_a_conflict_keeps_the_differing_version_as_it_was_received(tmp_path: Path) -> None:
+    import json
+
+    differing = {"cout": 491, **{k: v for k, v in CORRECTION.items() if k != "cout"}}
+    with open_services(Settings(data=tmp_path / "data", token=TOKEN, fuseau="UTC"),
+                       run_projections=False) as services:
+        append(services, CORRECTION)
+        appended = services.store.append(validate_batch({"evenements": [differing]}))
+        assert (appended.recus, appended.doublons, appended.conflits) == (0, 1, 1)
+        stored = services.store.recorder.select_notifications(start=2, limit=1)[0]
+        kept = services.store.mapper.to_domain_event(stored)
+        assert list(json.loads(kept.payload)) == list(differing)  # the sender's key order

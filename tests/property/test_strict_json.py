@@ -54,3 +54,12 @@ def test_integers_past_64_bits_and_escapes_step_aside() -> None:
     assert _loads_fast(b'{"n": 123456789012345678901234567890}') is _SLOW
     assert _loads_fast(b'{"s": "\\u00e9"}') is _SLOW
     assert _loads_fast(b'{"n": 1, "s": "caf\xc3\xa9: ok"}') == {"n": 1, "s": "café: ok"}
+
+
+def test_nesting_orjson_reads_but_cannot_write_steps_aside() -> None:
+    # orjson reads 1,024 levels but writes 254: the re-encoding must not raise (a 500).
+    from domain.strict_json import loads_strict
+
+    body = b'{"evenements": ' + b"[" * 300 + b"]" * 300 + b"}"
+    assert _loads_fast(body) is _SLOW
+    assert loads_strict(body) == stdlib(body)
