@@ -432,9 +432,20 @@ def _output(out: Path | None) -> Iterator[Any]:
         sys.stdout.flush()
         return
     partial = out.with_name(out.name + ".partiel")
-    with partial.open("w", encoding="utf-8", newline="\n") as f:
-        yield f
-    os.replace(partial, out)
+    try:
+        with _private(partial) as f:
+            yield f
+        os.replace(partial, out)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def _private(path: Path) -> Any:
+    """``path`` opened for writing text, created (or truncated) with mode 0600: exports
+    and reports hold session ids and figures, like the data files (ADR-0010)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)  # an existing file keeps its mode otherwise
+    return open(fd, "w", encoding="utf-8", newline="\n")  # noqa: SIM115
 
 
 @main.command(name="import")
@@ -519,5 +530,6 @@ def rapport(data: Path, fuseau: str | None, journal: Path | None, html_file: Pat
             page = render_report(services, depuis, jusqu_au)
     except (ProjectionMismatch, ZoneInfoNotFoundError) as exc:
         raise click.ClickException(str(exc)) from None
-    html_file.write_text(page, encoding="utf-8")
+    with _private(html_file) as f:
+        f.write(page)
     click.echo(f"report written to {html_file}", err=True)

@@ -187,7 +187,8 @@ class CatchUpRunner:
         self._waiting += 1  # a reader waits: fold now, even during ingestion
         try:
             self.wake()  # the journal is otherwise only looked at every poll_interval
-            while not self._caught_up(position):
+            # SQLite reads: in a worker thread, never on the event loop.
+            while not await asyncio.to_thread(self._caught_up, position):
                 if time.monotonic() >= deadline:
                     return False
                 await asyncio.sleep(0.02)

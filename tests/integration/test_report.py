@@ -89,6 +89,7 @@ def test_the_cli_writes_the_same_page_for_a_period(loaded: LiveServer, tmp_path:
                     "--depuis", "2026-10-01", "--jusqu-au", "2026-10-31"], check=True,
                    capture_output=True, timeout=120)
     page = out.read_text()
+    assert out.stat().st_mode & 0o777 == 0o600  # figures and session ids: owner only
     assert_self_contained(page)
     assert "2026-10-01 – 2026-10-31" in page
     bounded = loaded.client.get("/economies/bilan", params={

@@ -48,6 +48,7 @@ def test_export_to_a_file_gives_the_same_lines(server: LiveServer, tmp_path: Pat
     out = tmp_path / "economies.jsonl"
     run("export", "--data", str(server.data), "--out", str(out))
     assert out.read_text() == run("export", "--data", str(server.data)).stdout
+    assert out.stat().st_mode & 0o777 == 0o600  # session ids: owner only, as the store
     assert not list(tmp_path.glob("*.partiel"))
 
 
