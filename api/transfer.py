@@ -186,13 +186,23 @@ def check_files(paths: Sequence[Path], progress: Progress | None = None) -> Impo
     """Read ``paths`` and report every refused line, importing nothing (``--strict``'s
     first pass). Raises ``OSError`` for a file that cannot be read."""
     report = ImportReport()
+    for _ in _accepted(paths, report, progress):
+        pass
+    return report
+
+
+def _accepted(paths: Sequence[Path], report: ImportReport, progress: Progress | None
+              ) -> Iterator[tuple[Received, str | None]]:
+    """The accepted lines of ``paths`` as (event, recu_le), in file order; every line is
+    counted in ``report`` and every refused one listed there with its number."""
     for path in paths:
         for number, line in _lines(path, progress):
             report.lignes += 1
             parsed = parse_line(line)
             if isinstance(parsed, list):
                 report.refusees.append(RefusedLine(str(path), number, tuple(parsed)))
-    return report
+                continue
+            yield parsed
 
 
 def import_files(store: EventStore, paths: Sequence[Path], *,
@@ -229,18 +239,11 @@ def import_files(store: EventStore, paths: Sequence[Path], *,
         batch.clear()
         times.clear()
 
-    for path in paths:
-        for number, line in _lines(path, progress):
-            report.lignes += 1
-            parsed = parse_line(line)
-            if isinstance(parsed, list):
-                report.refusees.append(RefusedLine(str(path), number, tuple(parsed)))
-                continue
-            event, recu_le = parsed
-            batch.append(event)
-            times.append(recu_le)
-            if len(batch) == batch_size:
-                flush()
+    for event, recu_le in _accepted(paths, report, progress):
+        batch.append(event)
+        times.append(recu_le)
+        if len(batch) == batch_size:
+            flush()
     flush()
     return report
 
