@@ -16,12 +16,11 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-
-import uuid
-from contextlib import contextmanager
 
 import httpx
 import psycopg
