@@ -40,6 +40,17 @@ def test_the_cli_bilan_without_a_store_is_empty_and_creates_nothing(tmp_path: Pa
     assert not missing.exists()
 
 
+def test_several_workers_on_sqlite_are_refused_before_anything_is_created(
+        tmp_path: Path) -> None:
+    script = Path(sys.executable).with_name("miam-economies")
+    done = subprocess.run([str(script), "serve", "--data", str(tmp_path / "data"),
+                           "--workers", "2"], capture_output=True, text=True, timeout=60,
+                          env={"MIAM_ECONOMIES_TOKEN": TOKEN, "PATH": ""})
+    assert done.returncode == 2
+    assert "several workers need PostgreSQL" in done.stderr
+    assert not (tmp_path / "data" / "economies.sqlite").exists()
+
+
 def test_a_locked_store_is_a_503_that_stores_nothing_then_the_retry_succeeds(
         tmp_path: Path) -> None:
     live = LiveServer(tmp_path / "data", env={"MIAM_ECONOMIES_LOCK_TIMEOUT": "1"})
