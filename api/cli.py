@@ -1,5 +1,6 @@
-"""The ``miam-economies`` console script (SPEC, "Interfaces"): ``serve``, ``bilan``,
-``replay``, ``compare``, ``anomalies``, ``export``, ``import`` and ``rapport``.
+"""The ``miam-economies`` console script (SPEC, "Interfaces"): ``serve``, ``project``,
+``bilan``, ``replay``, ``compare``, ``anomalies``, ``export``, ``import``, ``rapport`` and
+``migrate``.
 
 Thin over functions: each command resolves ``Settings`` from its flags and the
 ``MIAM_ECONOMIES_*`` environment, then calls the app or the services.
@@ -9,8 +10,11 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import logging
 import os
+import signal
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
@@ -34,9 +38,13 @@ from rich.progress import (
 from rich.table import Table
 
 from api.app import create_app
+from api.backends import Database, redact
 from api.limits import MAX_HEADERS, guarded_h11
 from api.miam import read_bilan
+from api.migrate import MigrationMismatch
+from api.migrate import migrate as migrate_store
 from api.observability import configure_request_log
+from api.projector import follow
 from api.replay import (
     ReplayRefused,
     UnknownFormula,
@@ -56,15 +64,38 @@ from api.settings import (
 )
 from api.store import StoreUnavailable
 from api.transfer import check_files, export_lines, import_files
+from api.workers import WORKER_APP, WORKER_HTTP, worker_environment
 from domain.bilan import Figures, check_bounds
 from domain.formulas import FORMULES
 from projections.view import ProjectionMismatch
 
-data_option = click.option(
+_data = click.option(
     "--data", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_DATA,
     envvar="MIAM_ECONOMIES_DATA", show_default=True, show_envvar=True,
-    help="Data directory: event store, projections and token file.",
+    help="Data directory: token file, and the SQLite event store and projections.",
 )
+_database_url = click.option(
+    "--database-url", envvar="MIAM_ECONOMIES_DATABASE_URL", show_envvar=True,
+    metavar="URL", callback=lambda ctx, param, value: _check_url(value),
+    help="Where the events and projections live: sqlite:///PATH (default: "
+         "DATA/economies.sqlite) or postgresql://USER@HOST:PORT/DBNAME (ADR-0031).",
+)
+
+
+def data_option(command: Any) -> Any:
+    """``--data DIR`` and ``--database-url URL`` (a command takes ``data`` and
+    ``database_url``)."""
+    return _data(_database_url(command))
+
+
+def _check_url(value: str | None) -> str | None:
+    """``value`` if it is a database URL ``api.backends`` reads, else a usage error."""
+    if value is not None:
+        try:
+            Database.parse(value)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--database-url") from None
+    return value
 fuseau_option = click.option(
     "--fuseau", envvar="MIAM_ECONOMIES_TZ", show_envvar=True, metavar="ZONE",
     help="IANA time zone the days are cut in (default: the projection's, or the machine's "
@@ -109,13 +140,17 @@ def main() -> None:
               help="Seconds a connection may take to send a request's headers (then closed).")
 @click.option("--metrics-public", is_flag=True, envvar="MIAM_ECONOMIES_METRICS_PUBLIC",
               show_envvar=True, help="Serve GET /metrics without the bearer token.")
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1),
+              envvar="MIAM_ECONOMIES_WORKERS", show_envvar=True,
+              help="uvicorn worker processes (more than 1 needs PostgreSQL).")
 # From the environment only in practice: a token on the command line shows in `ps`.
 @click.option("--token", envvar="MIAM_ECONOMIES_TOKEN", show_envvar=True, hidden=True)
-def serve(data: Path, fuseau: str | None, journal: Path | None, host: str,
-          allow_non_loopback: bool, port: int, max_body: int, lock_timeout: int,
-          body_timeout: float, header_timeout: float, metrics_public: bool,
+def serve(data: Path, database_url: str | None, fuseau: str | None, journal: Path | None,
+          host: str, allow_non_loopback: bool, port: int, max_body: int, lock_timeout: int,
+          body_timeout: float, header_timeout: float, metrics_public: bool, workers: int,
           token: str | None) -> None:
-    """Serve POST /economies and GET /economies/bilan; the projection runs in-process."""
+    """Serve POST /economies and GET /economies/bilan. On SQLite the projection runs
+    in-process; on PostgreSQL run `miam-economies project` beside (ADR-0031)."""
     if not _is_loopback(host):
         if not allow_non_loopback:
             raise click.BadParameter(f"{host} is not a loopback address: the events would be "
@@ -134,7 +169,12 @@ def serve(data: Path, fuseau: str | None, journal: Path | None, host: str,
         _check_zone(fuseau)
     settings = Settings(data=data, token=token, max_body=max_body, lock_timeout=lock_timeout,
                         fuseau=fuseau, journal=journal, body_timeout=body_timeout,
-                        metrics_public=metrics_public)
+                        metrics_public=metrics_public, database_url=database_url)
+    if workers > 1 and not settings.database.is_postgres:
+        raise click.BadParameter("several workers need PostgreSQL (--database-url "
+                                 "postgresql://...): on SQLite they would only queue on "
+                                 "its write lock", param_hint="--workers")
+    click.echo(f"events in {_where(settings)}", err=True)
     try:  # fail before serving, with a message, rather than in the lifespan
         with open_services(settings, run_projections=False):
             pass
@@ -148,10 +188,43 @@ def serve(data: Path, fuseau: str | None, journal: Path | None, host: str,
     # One JSON line per request (api.observability) replaces uvicorn's access log, which
     # would print query strings.
     configure_request_log()
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="info",
-                access_log=False,
-                http=guarded_h11(header_timeout), h11_max_incomplete_event_size=MAX_HEADERS,
-                timeout_keep_alive=5, limit_concurrency=64, timeout_graceful_shutdown=10)
+    limits: dict[str, Any] = dict(
+        host=host, port=port, log_level="info", access_log=False,
+        h11_max_incomplete_event_size=MAX_HEADERS, timeout_keep_alive=5,
+        limit_concurrency=64, timeout_graceful_shutdown=10)
+    if workers == 1:
+        uvicorn.run(create_app(settings), http=guarded_h11(header_timeout), **limits)
+        return
+    # Each worker is a fresh process (spawned): it rebuilds the app from these settings,
+    # handed down through its environment, with the same protocol limits (api.workers).
+    os.environ.update(worker_environment(settings, header_timeout))
+    uvicorn.run(WORKER_APP, factory=True, workers=workers, http=WORKER_HTTP, **limits)
+
+
+@main.command()
+@data_option
+@fuseau_option
+@journal_option
+def project(data: Path, database_url: str | None, fuseau: str | None,
+            journal: Path | None) -> None:
+    """Follow the event store and fold it into the bilan, in this process, until stopped
+    (SIGTERM or Ctrl-C). The server does this itself on SQLite; on PostgreSQL run one
+    beside `serve`. A second one started by mistake folds nothing twice (ADR-0031)."""
+    if fuseau is not None:
+        _check_zone(fuseau)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    settings = Settings(data=data, token="", fuseau=fuseau, journal=journal,
+                        database_url=database_url)
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    try:
+        with open_services(settings, run_projections=False) as services:
+            click.echo(f"projecting {_where(settings)} into "
+                       f"{services.projection.tracking_name}", err=True)
+            follow(services, stop)
+    except (ProjectionMismatch, ZoneInfoNotFoundError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
 
 
 @main.command()
@@ -165,8 +238,8 @@ def serve(data: Path, fuseau: str | None, journal: Path | None, host: str,
 @click.option("--jusqu-au", "jusqu_au", metavar="YYYY-MM-DD",
               help="Last day of --par jour (inclusive).")
 @click.option("--json", "as_json", is_flag=True, help="Print the bilan as the API's JSON.")
-def bilan(data: Path, fuseau: str | None, journal: Path | None, par: str | None,
-          depuis: str | None, jusqu_au: str | None, as_json: bool) -> None:
+def bilan(data: Path, database_url: str | None, fuseau: str | None, journal: Path | None,
+          par: str | None, depuis: str | None, jusqu_au: str | None, as_json: bool) -> None:
     """Print the bilan, after folding any event (and journal line) not yet folded.
 
     A data directory without a store gives an empty bilan with zero totals and a warning
@@ -180,12 +253,12 @@ def bilan(data: Path, fuseau: str | None, journal: Path | None, par: str | None,
         raise click.BadParameter(message, param_hint="--depuis/--jusqu-au") from None
     if fuseau is not None:
         _check_zone(fuseau)
-    if not Settings(data=data, token="").store_path.exists():
+    if not Settings(data=data, token="", database_url=database_url).database.exists():
         click.echo(f"no event store in {data.resolve()}: empty bilan "
                    "(pass --data or set MIAM_ECONOMIES_DATA)", err=True)
     try:
         result = read_bilan(data, par=par, depuis=depuis, jusqu_au=jusqu_au, fuseau=fuseau,
-                            journal=journal)
+                            journal=journal, database_url=database_url)
     except (ProjectionMismatch, ZoneInfoNotFoundError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
     if as_json:
@@ -280,10 +353,18 @@ def _check_zone(fuseau: str) -> None:
                                  "Europe/Paris)", param_hint="--fuseau") from None
 
 
-def _store_settings(data: Path) -> Settings:
-    if not Settings(data=data, token="").store_path.exists():
+def _store_settings(data: Path, database_url: str | None) -> Settings:
+    """The settings of an existing store; a usage error when there is none."""
+    settings = Settings(data=data, token="", database_url=database_url)
+    if not settings.database.exists():
         raise click.ClickException(f"no event store in {data.resolve()} (pass --data)")
-    return Settings(data=data, token="")
+    return settings
+
+
+def _where(settings: Settings) -> str:
+    """Where the events are, for a message (no password)."""
+    database = settings.database
+    return str(database) if database.is_postgres else str(database.path)
 
 
 @main.command()
@@ -295,13 +376,14 @@ def _store_settings(data: Path) -> Settings:
 @click.option("--reconstruire", is_flag=True,
               help="Rebuild the projection from the first event even if it exists "
                    "(not the one that serves).")
-def replay(data: Path, formule: str, fuseau: str | None, reconstruire: bool) -> None:
+def replay(data: Path, database_url: str | None, formule: str, fuseau: str | None,
+           reconstruire: bool) -> None:
     """Rebuild the bilan from the event store under FORMULE (or ZONE), beside the one that
     serves, then switch to it. A running server keeps serving and ingesting, and follows
     the switch; interrupted, a replay resumes where it stopped."""
     if fuseau is not None and not fuseau.strip():
         raise click.BadParameter("give a zone, or leave the option out", param_hint="--fuseau")
-    settings = _store_settings(data)
+    settings = _store_settings(data, database_url)
     try:  # refuse a bad formula or zone before drawing any progress
         formula_named(formule)
     except UnknownFormula as exc:
@@ -345,12 +427,13 @@ def replay(data: Path, formule: str, fuseau: str | None, reconstruire: bool) -> 
 @click.option("--par", type=click.Choice(["client", "jour", "modele"]), default="client",
               show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
-def compare(data: Path, formules: str, par: str, as_json: bool) -> None:
+def compare(data: Path, database_url: str | None, formules: str, par: str,
+            as_json: bool) -> None:
     """Show the bilan under several formulas side by side, per group. A dry run: nothing
     is written, nothing switches."""
     names = [name.strip() for name in formules.split(",") if name.strip()]
     try:
-        result = compare_formulas(_store_settings(data), names, par)
+        result = compare_formulas(_store_settings(data, database_url), names, par)
     except UnknownFormula as exc:
         raise click.ClickException(str(exc)) from None
     if as_json:
@@ -378,11 +461,11 @@ def compare(data: Path, formules: str, par: str, as_json: bool) -> None:
 @main.command()
 @data_option
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
-def anomalies(data: Path, as_json: bool) -> None:
+def anomalies(data: Path, database_url: str | None, as_json: bool) -> None:
     """List the stored events whose plugin figures differ from the server's recomputation
     (kinds: evites, estimation, par_subagent, cout, id)."""
     found = 0
-    rows = list_anomalies(_store_settings(data))
+    rows = list_anomalies(_store_settings(data, database_url))
     table = Table(box=box.SIMPLE_HEAD)
     for column in ("id", "type", "client", "anomalies", "recu_le"):
         table.add_column(column)
@@ -405,10 +488,10 @@ def anomalies(data: Path, as_json: bool) -> None:
 @click.option("--conflits", is_flag=True,
               help="Also write the differing re-sent versions kept as evidence (then an "
                    "id may appear twice; import records them as conflicts again).")
-def export(data: Path, out: Path | None, conflits: bool) -> None:
+def export(data: Path, database_url: str | None, out: Path | None, conflits: bool) -> None:
     """Write the contract's economies.jsonl: one JSON line per stored event, the event as
     received plus recu_le, in store order. Streams; reads the store only."""
-    settings = _store_settings(data)
+    settings = _store_settings(data, database_url)
     with closing(read_only_store(settings)) as store:
         columns = (TextColumn("export"), BarColumn(), MofNCompleteColumn(),
                    TextColumn("events"), TimeRemainingColumn())
@@ -455,7 +538,8 @@ def _private(path: Path) -> Any:
 @click.option("--strict", is_flag=True,
               help="Import nothing if any line is refused (the files are read twice).")
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
-def import_(data: Path, files: tuple[Path, ...], strict: bool, as_json: bool) -> None:
+def import_(data: Path, database_url: str | None, files: tuple[Path, ...], strict: bool,
+            as_json: bool) -> None:
     """Ingest FILES of JSON lines (an exported economies.jsonl, or plain events) with the
     validation and dedup of POST /economies, 500 events a transaction, keeping each
     line's recu_le. Refused lines are listed with their number and skipped; with
@@ -475,7 +559,7 @@ def import_(data: Path, files: tuple[Path, ...], strict: bool, as_json: bool) ->
                 raise click.ClickException(
                     f"{len(checked.refusees):,} line(s) refused: nothing imported (--strict)")
         task = bar.add_task("import", total=size)
-        settings = Settings(data=data, token="")
+        settings = Settings(data=data, token="", database_url=database_url)
         try:
             with open_services(settings, run_projections=False) as services:
                 report = import_files(services.store, paths,
@@ -509,8 +593,8 @@ def _print_refused(refused: list[Any]) -> None:
 @click.option("--depuis", metavar="YYYY-MM-DD", help="First day of the period (inclusive).")
 @click.option("--jusqu-au", "jusqu_au", metavar="YYYY-MM-DD",
               help="Last day of the period (inclusive).")
-def rapport(data: Path, fuseau: str | None, journal: Path | None, html_file: Path,
-            depuis: str | None, jusqu_au: str | None) -> None:
+def rapport(data: Path, database_url: str | None, fuseau: str | None, journal: Path | None,
+            html_file: Path, depuis: str | None, jusqu_au: str | None) -> None:
     """Write the report: today's net and the period's, net per day, evites vs pilotage vs
     corrections per day, the taux de reprise per preset and format, cost per model,
     anomalies and conflicts, in one self-contained HTML page. Folds whatever is pending
@@ -522,8 +606,9 @@ def rapport(data: Path, fuseau: str | None, journal: Path | None, html_file: Pat
         raise click.BadParameter(message, param_hint="--depuis/--jusqu-au") from None
     if fuseau is not None:
         _check_zone(fuseau)
-    _store_settings(data)  # no store: say so rather than create one
-    settings = Settings(data=data, token="", fuseau=fuseau, journal=journal)
+    _store_settings(data, database_url)  # no store: say so rather than create one
+    settings = Settings(data=data, token="", fuseau=fuseau, journal=journal,
+                        database_url=database_url)
     try:
         with open_services(settings, run_projections=False) as services:
             services.runner.catch_up()
@@ -533,3 +618,35 @@ def rapport(data: Path, fuseau: str | None, journal: Path | None, html_file: Pat
     with _private(html_file) as f:
         f.write(page)
     click.echo(f"report written to {html_file}", err=True)
+
+
+@main.command()
+@_data
+@click.option("--from", "source", required=True, metavar="URL",
+              callback=lambda ctx, param, value: _check_url(value),
+              help="The event store to copy: sqlite:///PATH or postgresql://...")
+@click.option("--to", "target", required=True, metavar="URL",
+              callback=lambda ctx, param, value: _check_url(value),
+              help="Where to copy it: postgresql://USER@HOST:PORT/DBNAME (or sqlite:///).")
+def migrate(data: Path, source: str, target: str) -> None:
+    """Copy every stored event of --from into --to (ids, payloads and recu_le unchanged,
+    in the same order; events already there are skipped, so running it again copies
+    nothing), rebuild the bilan there by replay, and check it equals the source's.
+    Stop the server on --from first, or run it again afterwards for the tail."""
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TimeRemainingColumn())
+    with _progress(*columns) as bar:
+        tasks: dict[str, Any] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done, total=total)
+
+        try:
+            result = migrate_store(data, source, target, progress)
+        except (ValueError, MigrationMismatch, StoreUnavailable, ProjectionMismatch) as exc:
+            raise click.ClickException(str(exc)) from None
+    click.echo(f"copied {result.copies:,} events ({result.deja:,} already there) from "
+               f"{redact(source)} to {redact(target)}; {result.projection} rebuilt there "
+               f"({result.evenements:,} events), its bilan equal to the source's")

@@ -24,8 +24,9 @@ from projections.view import BilanSnapshot
 def read_bilan(data: Path | str = DEFAULT_DATA, *, par: str | None = None,
                depuis: str | None = None, jusqu_au: str | None = None,
                fuseau: str | None = None, journal: Path | str | None = None,
-               catch_up: bool = True) -> dict[str, Any]:
-    """The bilan of data directory ``data``, as ``GET /economies/bilan`` gives it.
+               catch_up: bool = True, database_url: str | None = None) -> dict[str, Any]:
+    """The bilan of data directory ``data`` (or of ``database_url``: ``api.backends``), as
+    ``GET /economies/bilan`` gives it.
 
     ``par``, ``depuis``, ``jusqu_au``: the breakdown and its day bounds (``YYYY-MM-DD``,
     inclusive), as the HTTP query; ``fuseau``: IANA zone the days are cut in (default:
@@ -40,8 +41,9 @@ def read_bilan(data: Path | str = DEFAULT_DATA, *, par: str | None = None,
     unsound day bounds, ``PersistenceError`` when a database fails.
     """
     settings = Settings(data=Path(data), token="", fuseau=fuseau,
-                        journal=None if journal is None else Path(journal))
-    if not settings.store_path.exists():
+                        journal=None if journal is None else Path(journal),
+                        database_url=database_url)
+    if not settings.database.exists():
         zone = fuseau or machine_fuseau()
         ZoneInfo(zone)  # the same error for a bad zone, store or not
         empty = BilanSnapshot(V1.name, 0, 0, {}, fuseau=zone, par=par,
@@ -61,7 +63,7 @@ def net_du_jour(client: str = "claude-code", data: Path | str = DEFAULT_DATA, *,
     ``catch_up`` as for ``read_bilan``. Raises as ``read_bilan``.
     """
     settings = Settings(data=Path(data), token="", fuseau=fuseau)
-    if not settings.store_path.exists():
+    if not settings.database.exists():
         return 0
     with open_services(settings, run_projections=False) as services:
         if catch_up:

@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo
 
 from api.services import REPLAY_PAGE, build_projection, open_services
 from api.settings import Settings, machine_fuseau
-from api.store import EventStore, sqlite_env
+from api.store import EventStore
 from api.transfer import stored_events
 from domain.anomalies import anomalies
 from domain.events import ConflitRecu
@@ -92,16 +92,18 @@ def _following(settings: Settings) -> Settings:
 
 
 def read_only_store(settings: Settings) -> EventStore:
-    """The event store of ``settings.data``, opened to read only: no table is created,
-    nothing is written (``compare``, ``anomalies``, ``export``). Raises
+    """The event store of ``settings.database``, opened to read only: no table is
+    created, nothing is written (``compare``, ``anomalies``, ``export``). Raises
     ``PersistenceError``."""
-    return EventStore(env={**sqlite_env(settings.store_path, settings.lock_timeout),
-                           "CREATE_TABLE": "n"})
+    return EventStore(env=settings.database.store_env(settings.lock_timeout,
+                                                      create_table=False))
 
 
 def _active_zone(settings: Settings) -> str:
     """The active projection's zone, read without writing (else the given or the
     machine's zone)."""
+    if settings.database.is_postgres:
+        return _active_zone_postgres(settings)
     path = settings.projections_path
     if path.exists():
         try:
@@ -112,6 +114,21 @@ def _active_zone(settings: Settings) -> str:
                 return str(row[0])
         except sqlite3.Error:
             pass  # an older or foreign file: fall back, it is only for cutting days
+    return settings.fuseau or machine_fuseau()
+
+
+def _active_zone_postgres(settings: Settings) -> str:
+    """``_active_zone`` on PostgreSQL: one read-only query, no table created."""
+    import psycopg
+
+    try:
+        with psycopg.connect(settings.database.conninfo(), autocommit=True) as db:
+            row = db.execute("SELECT s.fuseau FROM bilan_actif a JOIN bilan_state s "
+                             "ON s.projection = a.projection").fetchone()
+        if row is not None:
+            return str(row[0])
+    except psycopg.Error:
+        pass  # no view yet: fall back, it is only for cutting days
     return settings.fuseau or machine_fuseau()
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
@@ -16,15 +17,19 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from eventsourcing.persistence import IntegrityError
+from eventsourcing.persistence import IntegrityError, PersistenceError
+from eventsourcing.postgres import PostgresDatastore
 
+from api.backends import Database
 from api.settings import Settings, machine_fuseau
-from api.store import EventStore, iso_utc, sqlite_env
+from api.store import EventStore, iso_utc
 from domain.bilan import check_bounds
 from domain.formulas import FORMULES, V1
 from projections.bilan import BilanProjection, projection_name
 from projections.journal import JournalFollower
+from projections.postgres_view import PostgresBilanView
 from projections.runner import CatchUpRunner
+from projections.sql_view import SqlBilanView
 from projections.sqlite_view import SQLiteBilanView, ViewDatastore
 from projections.view import ProjectionMismatch, ProjectionSettings
 
@@ -104,7 +109,7 @@ REPLAY_PAGE = 20_000
 20,000 folded 2x faster than 500 at 300,000 events (``make bench``; ADR-0011)."""
 
 
-def build_projection(store: EventStore, view: SQLiteBilanView, name: str,
+def build_projection(store: EventStore, view: SqlBilanView, name: str,
                      progress: Callable[[int, int], None] | None = None,
                      page_size: int = REPLAY_PAGE) -> BilanProjection:
     """Fold the store into projection ``name`` (settings already recorded) until it has
@@ -137,7 +142,7 @@ def build_projection(store: EventStore, view: SQLiteBilanView, name: str,
             return projection  # appends after this are the live runner's to fold
 
 
-def _open_active(view: SQLiteBilanView, store: EventStore,
+def _open_active(view: SqlBilanView, store: EventStore,
                  settings: Settings) -> ProjectionSettings:
     """Open the projection that serves (creating it the first time) and return its
     settings; see ADR-0008 and ADR-0009.
@@ -189,28 +194,82 @@ def _open_active(view: SQLiteBilanView, store: EventStore,
     return current
 
 
+OPEN_ATTEMPTS = 5
+"""Times the store or the view is opened again when creating its tables failed: on
+PostgreSQL, processes starting at once (workers, ``project``) race on the catalog."""
+
+
+def _opened(open_: Callable[[], Any], database: Database) -> Any:
+    """``open_()``, tried again on PostgreSQL after a ``PersistenceError`` (a lost race on
+    ``CREATE ... IF NOT EXISTS``/``CREATE OR REPLACE FUNCTION``); raises the last one."""
+    for attempt in range(OPEN_ATTEMPTS):
+        try:
+            return open_()
+        except PersistenceError:
+            if not database.is_postgres or attempt == OPEN_ATTEMPTS - 1:
+                raise
+            time.sleep(0.1 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
+def open_view(database: Database, lock_timeout: int = 5) -> tuple[SqlBilanView, Any]:
+    """The bilan view of ``database`` with its tables created, and its datastore (to
+    close): ``SQLiteBilanView`` in ``projections.sqlite`` beside an SQLite store, or
+    ``PostgresBilanView`` in the PostgreSQL database (ADR-0031). ``lock_timeout``:
+    seconds. Raises ``PersistenceError``, ``ProjectionMismatch`` (tables of a newer
+    release)."""
+    datastore: Any
+    view: SqlBilanView
+    if database.is_postgres:
+        datastore = PostgresDatastore(database.dbname, database.host, database.port,
+                                      database.user, database.password, pool_size=2,
+                                      max_overflow=2, connect_timeout=10,
+                                      lock_timeout=lock_timeout)
+        view = PostgresBilanView(datastore)
+    else:
+        datastore = ViewDatastore(str(database.projections_path), lock_timeout=lock_timeout)
+        view = SQLiteBilanView(datastore)
+    try:
+        _opened(view.create_table, database)
+    except BaseException:
+        datastore.close()
+        raise
+    return view, datastore
+
+
 @contextmanager
-def open_services(settings: Settings, *, run_projections: bool = True) -> Iterator[Services]:
-    """Open the store and the view under ``settings.data``; close them on exit.
+def open_services(settings: Settings, *,
+                  run_projections: bool | None = None) -> Iterator[Services]:
+    """Open the store and the view of ``settings.database`` (SQLite files under
+    ``settings.data`` by default, or PostgreSQL); close them on exit.
 
     With ``run_projections`` the runner follows the log (and MIAM's journal) in a
     background thread, woken by every append of this process (ADR-0004); without, callers
-    run ``runner.catch_up()``. Raises ``OSError`` when the data directory cannot be
-    created, ``ZoneInfoNotFoundError`` for an unknown ``fuseau``, ``ProjectionMismatch``
-    when the view was built with another explicit zone or journal (ADR-0008), and the
-    library's ``PersistenceError`` when a database cannot be opened.
+    run ``runner.catch_up()``. None (the default) runs it on SQLite only: on PostgreSQL
+    the projection is ``miam-economies project``'s, a process of its own (ADR-0031).
+    Raises ``ValueError`` for a malformed database URL, ``OSError`` when the data
+    directory cannot be created, ``ZoneInfoNotFoundError`` for an unknown ``fuseau``,
+    ``ProjectionMismatch`` when the view was built with another explicit zone or journal
+    (ADR-0008), and the library's ``PersistenceError`` when a database cannot be opened.
     """
     if settings.fuseau is not None:
         ZoneInfo(settings.fuseau)  # an unknown zone fails before anything is created
+    database = settings.database
+    if run_projections is None:
+        run_projections = not database.is_postgres
     settings.data.mkdir(parents=True, exist_ok=True)
-    for path in (settings.store_path, settings.projections_path):
-        _create_private(path)
-    store = EventStore(env=sqlite_env(settings.store_path, settings.lock_timeout))
-    datastore = ViewDatastore(str(settings.projections_path),
-                                lock_timeout=settings.lock_timeout)
+    if database.path is not None:
+        database.path.parent.mkdir(parents=True, exist_ok=True)
+        for path in (database.path, database.projections_path):
+            _create_private(path)
+    store = _opened(lambda: EventStore(env=database.store_env(settings.lock_timeout)),
+                    database)
     try:
-        view = SQLiteBilanView(datastore)
-        view.create_table()
+        view, datastore = open_view(database, settings.lock_timeout)
+    except BaseException:
+        store.close()
+        raise
+    try:
         recorded = _open_active(view, store, settings)
         settings = replace(settings, fuseau=recorded.fuseau, journal=Path(recorded.journal))
         projection = BilanProjection(view, ZoneInfo(recorded.fuseau),

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import tzlocal
 
+from api.backends import SQLITE, Database
+
 DEFAULT_DATA = Path("logs/mcp")
 """MIAM's layout: the data directory, relative to the working directory."""
 
@@ -33,7 +35,9 @@ class Settings:
     ``fuseau``: IANA time zone the days are cut in (None: the one the projection was
     built in, or the machine's for a new one); ``journal``: MIAM's
     ``delegations.jsonl`` (None: ``data/delegations.jsonl``, the contract's layout);
-    ``metrics_public``: serve ``GET /metrics`` without the bearer token (ADR-0023).
+    ``metrics_public``: serve ``GET /metrics`` without the bearer token (ADR-0023);
+    ``database_url``: where the events and projections live (``api.backends``; None:
+    ``sqlite:///data/economies.sqlite``, ADR-0031).
     """
 
     data: Path
@@ -46,6 +50,7 @@ class Settings:
     fuseau: str | None = None
     journal: Path | None = None
     metrics_public: bool = False
+    database_url: str | None = None
 
     @property
     def journal_path(self) -> Path:
@@ -53,14 +58,24 @@ class Settings:
         return self.journal if self.journal is not None else self.data / "delegations.jsonl"
 
     @property
+    def database(self) -> Database:
+        """The backend of the events and projections (``api.backends.Database``). Raises
+        ``ValueError`` for a malformed ``database_url``."""
+        if self.database_url is None:
+            return Database(SQLITE, path=self.data / "economies.sqlite")
+        return Database.parse(self.database_url)
+
+    @property
     def store_path(self) -> Path:
-        """The event store's SQLite file."""
-        return self.data / "economies.sqlite"
+        """The event store's SQLite file (SQLite only)."""
+        path = self.database.path
+        assert path is not None, "the events are in PostgreSQL"
+        return path
 
     @property
     def projections_path(self) -> Path:
-        """The projections' SQLite file (views and tracking positions)."""
-        return self.data / "projections.sqlite"
+        """The projections' SQLite file (views and tracking positions; SQLite only)."""
+        return self.database.projections_path
 
 
 def machine_fuseau() -> str:

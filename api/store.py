@@ -10,6 +10,11 @@ Appends go to the library's lower layer: stored events are built straight from t
 validated payloads and handed to the recorder's ``insert_events``, encoded by
 ``OrjsonTranscoder``; ``Application.save`` would build a domain event object per event and
 encode it with stdlib json, about 3x the cost for the same rows (ADR-0011).
+
+The two backends differ in three places only, kept in ``_SQLiteStreams`` and
+``_PostgresStreams``: how originator ids are passed and read back (SQLite keeps
+``uuid.hex`` text, PostgreSQL a ``uuid`` column), the placeholders, and how events up to a
+position are counted (ADR-0031).
 """
 
 from __future__ import annotations
@@ -33,8 +38,11 @@ from eventsourcing.persistence import (
     StoredEvent,
     Transcoder,
 )
+from eventsourcing.postgres import PostgresApplicationRecorder
 from eventsourcing.utils import Environment, EnvType
+from psycopg.rows import tuple_row
 
+from api.backends import SQLITE, Database
 from api.transcoder import OrjsonTranscoder
 from domain.events import (
     CONFLIT_TOPIC,
@@ -80,16 +88,75 @@ def iso_utc(moment: datetime) -> str:
 
 
 def sqlite_env(path: Path, lock_timeout: int = 5) -> dict[str, str]:
-    """The ``eventsourcing`` settings of an embedded SQLite store at ``path``.
-
-    Always names the persistence module: without it the library silently keeps events in
-    memory (NOTES-eventsourcing, "Persistence settings"). ``lock_timeout`` in seconds.
+    """The ``eventsourcing`` settings of an embedded SQLite store at ``path``
+    (``api.backends.Database.store_env`` for either backend). ``lock_timeout`` in seconds.
     """
-    return {
-        "PERSISTENCE_MODULE": "eventsourcing.sqlite",
-        "SQLITE_DBNAME": str(path),
-        "SQLITE_LOCK_TIMEOUT": str(lock_timeout),
-    }
+    return Database(SQLITE, path=path).store_env(lock_timeout)
+
+
+class _SQLiteStreams:
+    """Stream queries on SQLite: originator ids as ``uuid.hex`` text, ``?`` placeholders
+    (NOTES-eventsourcing); notification ids are dense rowids (ADR-0008)."""
+
+    def __init__(self, recorder: Any):
+        self.recorder = recorder
+
+    def select(self, columns: str, ids: list[UUID]) -> list[tuple[Any, ...]]:
+        """``(originator_id, *columns)`` of the stored events of streams ``ids``."""
+        marks = ",".join("?" * len(ids))
+        with self.recorder.datastore.transaction(commit=False) as cursor:
+            cursor.execute(
+                f"SELECT originator_id, {columns} FROM {self.recorder.events_table_name} "
+                f"WHERE originator_id IN ({marks})", [i.hex for i in ids])
+            return [(UUID(row[0]), *tuple(row)[1:]) for row in cursor.fetchall()]
+
+    def count_up_to(self, position: int, head: int) -> int:
+        """Notification ids 1..head are dense rowids, assigned max + 1 under the write
+        lock, never reused once committed, never deleted: no scan (ADR-0008)."""
+        return min(position, head)
+
+
+class _PostgresStreams:
+    """Stream queries on PostgreSQL: a ``uuid`` column, ``%s`` placeholders. Notification
+    ids come from a sequence: a rolled-back insert (a lost race) leaves a gap, so events
+    are counted, incrementally (ADR-0031)."""
+
+    def __init__(self, recorder: Any):
+        self.recorder = recorder
+        self.table = f'"{recorder.datastore.schema}"."{recorder.events_table_name}"'
+        self._counted = (0, 0)  # (position, events with an id up to it)
+        self._lock = threading.Lock()
+
+    def _query(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        with self.recorder.datastore.get_connection() as conn, \
+                conn.cursor(row_factory=tuple_row) as cursor:
+            cursor.execute(sql, params)
+            return cursor.fetchall()
+
+    def select(self, columns: str, ids: list[UUID]) -> list[tuple[Any, ...]]:
+        """``(originator_id, *columns)`` of the stored events of streams ``ids``."""
+        return self._query(f"SELECT originator_id, {columns} FROM {self.table} "
+                           "WHERE originator_id = ANY(%s)", [ids])
+
+    def count_up_to(self, position: int, head: int) -> int:
+        """Events with a notification id up to ``min(position, head)``. The library takes
+        an exclusive lock on the table for each insert, so ids become visible in order
+        and an id at or below the head is never filled in later (a gap stays a gap): the
+        count up to a position never changes, and is kept and extended from the last one
+        asked (one index range scan over the new ids only)."""
+        position = min(position, head)
+        with self._lock:
+            done, count = self._counted
+        if position < done:  # another projection, behind: count from the start
+            done, count = 0, 0
+        if position > done:
+            count += self._query(f"SELECT count(*) FROM {self.table} WHERE "
+                                 "notification_id > %s AND notification_id <= %s",
+                                 [done, position])[0][0]
+            with self._lock:
+                if position > self._counted[0]:
+                    self._counted = (position, count)
+        return count
 
 
 def payload_text(payload: Any) -> str:
@@ -104,7 +171,8 @@ def payload_text(payload: Any) -> str:
 class EventStore(Application[UUID]):
     """The service's event store (``eventsourcing`` application named ``Economies``).
 
-    ``env``: the library's persistence settings (``sqlite_env``); ``clock`` gives the
+    ``env``: the library's persistence settings (``Database.store_env``: SQLite or
+    PostgreSQL); ``clock`` gives the
     ``recu_le`` of appended events (UTC datetimes). Listeners added with ``on_append`` are
     called, without arguments, after each append that stored something, to wake a
     projection runner.
@@ -123,6 +191,9 @@ class EventStore(Application[UUID]):
         # which cost more than waiting here (ADR-0011). Other processes still race; the
         # store's uniqueness and the retry below arbitrate them.
         self._append_lock = threading.Lock()
+        streams = (_PostgresStreams if isinstance(self.recorder, PostgresApplicationRecorder)
+                   else _SQLiteStreams)
+        self._streams: _SQLiteStreams | _PostgresStreams = streams(self.recorder)
 
     def construct_transcoder(self) -> Transcoder:
         """``OrjsonTranscoder``: the library's stored format, about 3x faster (ADR-0011)."""
@@ -221,19 +292,11 @@ class EventStore(Application[UUID]):
         query."""
         if not ids:
             return {}
-        recorder: Any = self.recorder
-        marks = ",".join("?" * len(ids))
-        with recorder.datastore.transaction(commit=False) as cursor:
-            cursor.execute(
-                "SELECT originator_id, originator_version, topic, state "
-                f"FROM {recorder.events_table_name} WHERE originator_id IN ({marks})",
-                [i.hex for i in ids],
-            )
-            rows = cursor.fetchall()
+        rows = self._streams.select("originator_version, topic, state", ids)
         payloads = {}
         for originator_id, version, topic, state in rows:
             event = self.mapper.to_domain_event(
-                StoredEvent(UUID(originator_id), version, topic, state))
+                StoredEvent(originator_id, version, topic, bytes(state)))
             payload = json.loads(event.payload)
             payloads[event.originator_id] = (canonical(payload), payload["client"])
         return payloads
@@ -258,28 +321,21 @@ class EventStore(Application[UUID]):
 
     def count_up_to(self, position: int, head: int) -> int:
         """Events stored with a notification id up to ``position``, counted by the store
-        whose last notification id is ``head``.
+        whose last notification id is ``head``: ``min(position, head)`` on SQLite, whose
+        ids are dense (ADR-0008); a count on PostgreSQL, whose ids may have gaps
+        (ADR-0031). Raises ``PersistenceError``."""
+        return self._streams.count_up_to(position, head)
 
-        On SQLite notification ids are the table's rowids, assigned max + 1 under the
-        write lock, never reused once committed and never deleted here: ids 1..head are
-        dense, so the count is ``min(position, head)`` without a scan (ADR-0008).
-        """
-        return min(position, head)
+    def stored(self, ids: Sequence[UUID]) -> set[UUID]:
+        """Those of ``ids`` that have a stream in the store: one query (``migrate`` copies
+        the others). Raises ``PersistenceError``."""
+        return self._stored(list(ids))
 
     def _stored(self, ids: list[UUID]) -> set[UUID]:
         """Those of ``ids`` that already have a stream: one query per batch."""
         if not ids:
             return set()
-        recorder: Any = self.recorder
-        table = recorder.events_table_name
-        marks = ",".join("?" * len(ids))
-        with recorder.datastore.transaction(commit=False) as cursor:
-            # SQLite keeps originator ids as uuid.hex text (NOTES-eventsourcing).
-            cursor.execute(
-                f"SELECT originator_id FROM {table} WHERE originator_id IN ({marks})",
-                [i.hex for i in ids],
-            )
-            return {UUID(row[0]) for row in cursor.fetchall()}
+        return {row[0] for row in self._streams.select("originator_version", ids)}
 
     def _new_events(self, evenements: Sequence[tuple[UUID, Received]],
                     stamps: dict[int, str]) -> list[StoredEvent]:

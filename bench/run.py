@@ -11,7 +11,10 @@ reference measured beside it (issue 6):
    on the same Starlette/uvicorn: ingest, bilan reads and start-up, ours / naive;
 4. bilan read latency (per client, one day, one demande) at each history size;
 5. replay of every projection at the largest size, against the raw notification-log read;
-6. the server's peak RSS and its time to a first 200 at each size.
+6. the server's peak RSS and its time to a first 200 at each size;
+7. with ``--postgres`` (the default): ingest over HTTP on PostgreSQL, ``serve --workers 1``
+   and ``--workers 4`` with ``miam-economies project`` beside, 4 clients, in a fresh
+   database each run (ADR-0031), beside SQLite's figures of section 1.
 
 Figures are medians over ``--repeat`` runs (latency percentiles: over every request of
 every run). Prints one table and writes it as JSON (``--json``, default
@@ -49,7 +52,7 @@ from api.replay import replay
 from api.services import open_services
 from api.settings import Settings
 from domain.validation import validate_batch
-from tests.conftest import TOKEN, _free_port
+from tests.conftest import TOKEN, _free_port, fresh_postgres
 from tests.corpus import generate, journal_lines
 
 BATCH = 500
@@ -87,6 +90,9 @@ class Server:
     port: int = field(default_factory=_free_port)
     startup: float = 0.0
     process: subprocess.Popen[bytes] | None = None
+    database_url: str | None = None
+    workers: int = 1
+    projector: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
@@ -100,11 +106,19 @@ class Server:
                        "--port", str(self.port)]
         else:
             command = [str(Path(sys.executable).with_name("miam-economies")), "serve",
-                       "--data", str(self.data), "--port", str(self.port), "--fuseau", "UTC"]
+                       "--data", str(self.data), "--port", str(self.port), "--fuseau", "UTC",
+                       "--workers", str(self.workers)]
         env = {**os.environ, "MIAM_ECONOMIES_TOKEN": TOKEN}
+        if self.database_url is not None:
+            env["MIAM_ECONOMIES_DATABASE_URL"] = self.database_url
+        self.data.mkdir(parents=True, exist_ok=True)
         log = open(self.data.parent / f"server-{self.port}.log", "ab")  # noqa: SIM115
         started = time.perf_counter()
         self.process = subprocess.Popen(command, env=env, stdout=log, stderr=log)
+        if self.database_url is not None:  # the projection is a process of its own
+            self.projector = subprocess.Popen(
+                [str(Path(sys.executable).with_name("miam-economies")), "project",
+                 "--data", str(self.data)], env=env, stdout=log, stderr=log)
         deadline = time.monotonic() + 120
         with httpx.Client(base_url=self.url, timeout=120,
                           headers={"Authorization": f"Bearer {TOKEN}"}) as client:
@@ -128,10 +142,11 @@ class Server:
         return int(line.split()[1]) / 1024
 
     def stop(self) -> None:
-        """SIGTERM and wait."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            self.process.wait(timeout=60)
+        """SIGTERM and wait (the server, and its projector on PostgreSQL)."""
+        for process in (self.process, self.projector):
+            if process is not None and process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+                process.wait(timeout=60)
 
 
 @contextmanager
@@ -236,6 +251,30 @@ def ingest(size: int, repeat: int, work: Path) -> dict[str, Any]:
                 entry["until_current"].append(current)
                 entry["latencies"] += latencies
                 shutil.rmtree(data)
+    return result
+
+
+def ingest_postgres(size: int, repeat: int, work: Path) -> dict[str, Any]:
+    """Section 7: ingest on PostgreSQL with 1 and 4 workers, 4 clients, a fresh database
+    per run (``MIAM_TEST_POSTGRES``'s server)."""
+    batches = bodies(corpus(size, seed=1))
+    result: dict[str, Any] = {"runs": {}}
+    for run in range(repeat):
+        for workers in (1, 4):
+            data = work / f"ingest-pg-{workers}-{run}"
+            with fresh_postgres() as url:
+                server = Server(data, database_url=url, workers=workers)
+                server.start()
+                try:
+                    rate, latencies, current = post_all(server, batches, 4)
+                finally:
+                    server.stop()
+            entry = result["runs"].setdefault(
+                f"pg-{workers}", {"rates": [], "latencies": [], "until_current": []})
+            entry["rates"].append(rate)
+            entry["until_current"].append(current)
+            entry["latencies"] += latencies
+            shutil.rmtree(data)
     return result
 
 
@@ -352,6 +391,25 @@ def percentile(values: list[float], p: int) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[p - 1]
 
 
+def postgres_rows(ingested: dict[str, Any], postgres: dict[str, Any]) -> list[list[str]]:
+    """Section 7's rows, against SQLite's 4-client figure of the same run."""
+    sqlite = median(ingested["runs"]["ours-4"]["rates"])
+    out = []
+    for workers in (1, 4):
+        entry = postgres["runs"][f"pg-{workers}"]
+        rate = median(entry["rates"])
+        out.append([f"ingest over HTTP on PostgreSQL, {workers} worker(s), 4 clients",
+                    f"{rate:,.0f} ev/s", f"{sqlite:,.0f} SQLite", f"{rate / sqlite:.2f}", ""])
+        current = median(entry["until_current"])
+        out.append(["  ... until the bilan shows them all (project process)",
+                    f"{current:,.0f} ev/s", f"{sqlite:,.0f} SQLite",
+                    f"{current / sqlite:.2f}", ""])
+        p50, p99 = percentile(entry["latencies"], 50), percentile(entry["latencies"], 99)
+        out.append([f"one {BATCH}-event POST on PostgreSQL, {workers} worker(s): p50 / p99",
+                    f"{p50 * 1000:.1f} / {p99 * 1000:.1f} ms", "", "", ""])
+    return out
+
+
 def rows(ingested: dict[str, Any], histories: dict[str, Any]) -> list[list[str]]:
     """The table: [measure, value, reference, ratio, target]."""
     out: list[list[str]] = []
@@ -422,6 +480,9 @@ def main() -> None:
     parser.add_argument("--naive-requests", type=int, default=3,
                         help="reads of each kind on the naive server (each scans the file)")
     parser.add_argument("--json", type=Path, default=Path("bench/latest.json"))
+    parser.add_argument("--postgres", action=argparse.BooleanOptionalAction, default=True,
+                        help="also ingest on PostgreSQL with 1 and 4 workers "
+                             "(MIAM_TEST_POSTGRES, default the local server's test database)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     started = time.perf_counter()
@@ -429,6 +490,11 @@ def main() -> None:
         console.print(f"ingest: {args.ingest_events:,} events x {args.repeat} runs")
         ingested = ingest(args.ingest_events, args.repeat, Path(tmp))
         console.print(f"history sizes {sizes}")
+        postgres = None
+        if args.postgres:
+            console.print(f"ingest on PostgreSQL: {args.ingest_events:,} events x "
+                          f"{args.repeat} runs, 1 and 4 workers")
+            postgres = ingest_postgres(args.ingest_events, args.repeat, Path(tmp))
         histories = history(sizes, args.repeat, args.requests, args.naive_requests, Path(tmp))
     table = Table(title=f"miam-economies benchmark, {datetime.now(UTC):%Y-%m-%d}, "
                         f"{os.cpu_count()} cores, median of {args.repeat} runs "
@@ -436,6 +502,8 @@ def main() -> None:
     for column in ("measure", "value", "reference", "ratio", "target"):
         table.add_column(column, justify="left" if column == "measure" else "right")
     lines = rows(ingested, histories)
+    if postgres is not None:
+        lines += postgres_rows(ingested, postgres)
     for line in lines:
         table.add_row(*line)
     Console(width=160).print(table)
@@ -444,7 +512,7 @@ def main() -> None:
         "command": "make bench", "seconds": round(time.perf_counter() - started),
         "table": [dict(zip(("measure", "value", "reference", "ratio", "target"), line,
                            strict=True)) for line in lines],
-        "raw": {"ingest": ingested, "history": histories},
+        "raw": {"ingest": ingested, "history": histories, "postgres": postgres},
     }, indent=1) + "\n")
     console.print(f"written {args.json} in {time.perf_counter() - started:.0f} s")
 

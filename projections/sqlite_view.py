@@ -1,20 +1,18 @@
 """``BilanView`` in an SQLite file of its own, beside the event store's (ADR-0004).
 
-Every table is keyed by ``projection`` (the tracking name, ``bilan:<formule>:<fuseau>``)
-so a replay builds beside the live projection (ADR-0009). Writes start with the tracking
-(or journal offset) row: it takes the write lock before any read, so a read-then-write
-never fails on a stale snapshot (NOTES-eventsourcing, pitfalls), and it is the arbiter
-between runners.
+The statements are ``projections.sql_view``'s, shared with PostgreSQL; here are SQLite's
+own parts: the file's tuning, its schema version (``PRAGMA user_version``), the column
+types, and the planner hint of the conservation query. Writes start with the tracking
+(or journal offset) row, which takes the write lock before any read (NOTES-eventsourcing,
+pitfalls).
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import replace
-from typing import Any
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-from eventsourcing.persistence import IntegrityError, Tracking
+from eventsourcing.persistence import IntegrityError
 from eventsourcing.sqlite import (
     SQLiteConnection,
     SQLiteConnectionPool,
@@ -23,16 +21,8 @@ from eventsourcing.sqlite import (
     SQLiteTrackingRecorder,
 )
 
-from domain.bilan import Figures, FiguresModele
-from projections.delta import PageDelta, Tally
-from projections.view import (
-    INCONNU,
-    BilanSnapshot,
-    BilanView,
-    JournalLine,
-    ProjectionMismatch,
-    ProjectionSettings,
-)
+from projections.sql_view import JOURNAL_TABLES, TABLES, SqlBilanView, view_tables
+from projections.view import ProjectionMismatch
 
 SCHEMA_VERSION = 4
 """``PRAGMA user_version`` of the view's tables: an older file is rebuilt from the store, a
@@ -43,24 +33,6 @@ CACHE_KIB = 65_536
 
 CHECKPOINT_PAGES = 20_000
 """WAL pages between automatic checkpoints of the projections file (default 1,000)."""
-
-_CHUNK = 500  # ids per IN (...) list: far below SQLite's bound on variables
-
-_FIGURES = "delegations, evites, pilotage, corrections"
-_FIGURES_OF_D = "d.delegations, d.evites, d.pilotage, d.corrections"
-_TABLES = ("bilan_clients", "bilan_state", "bilan_jours", "bilan_modeles", "bilan_demandes",
-           "bilan_outils", "bilan_liens", "bilan_groupes", "bilan_anomalies")
-_JOURNAL_TABLES = ("journal_valeurs", "journal_demandes", "journal_suivi")
-_ADD = ("{c} = {c} + excluded.{c}").format
-
-
-def _add_all(*columns: str) -> str:
-    return ", ".join(_ADD(c=c) for c in columns)
-
-
-def _chunks(items: Sequence[Any]) -> Iterator[Sequence[Any]]:
-    for i in range(0, len(items), _CHUNK):
-        yield items[i:i + _CHUNK]
 
 
 class _ViewConnectionPool(SQLiteConnectionPool):
@@ -92,73 +64,31 @@ class ViewDatastore(SQLiteDatastore):
         self.pool = _ViewConnectionPool(db_name=db_name, lock_timeout=lock_timeout)
 
 
-class SQLiteBilanView(SQLiteTrackingRecorder, BilanView):
+class SQLiteBilanView(SQLiteTrackingRecorder, SqlBilanView):
     """``BilanView`` on an ``eventsourcing`` ``SQLiteDatastore`` (see ``BilanView``)."""
+
+    tracking_table = "tracking"
+    # CROSS JOIN fixes the loop order: the few waiting demandes (partial index) first,
+    # then their links; left to itself the planner scans every link.
+    EN_ATTENTE = ("SELECT count(DISTINCT l.event_id) FROM bilan_demandes AS d "
+                  "INDEXED BY bilan_demandes_en_attente CROSS JOIN bilan_liens AS l "
+                  "ON l.projection = d.projection AND l.demande_id = d.demande_id "
+                  "AND l.client = d.client WHERE d.projection = ? AND d.delegations = 0")
 
     def construct_create_table_statements(self) -> list[str]:
         """The library's tracking table, then the view's tables and indexes."""
-        statements = super().construct_create_table_statements()
-        figures = ("delegations INTEGER NOT NULL, evites INTEGER NOT NULL, "
-                   "pilotage INTEGER NOT NULL, corrections INTEGER NOT NULL")
-        statements += [
-            "CREATE TABLE IF NOT EXISTS bilan_state (projection TEXT PRIMARY KEY, "
-            "evenements INTEGER NOT NULL, fuseau TEXT NOT NULL, "
-            "fuseau_explicite INTEGER NOT NULL, journal TEXT NOT NULL, "
-            "journal_explicite INTEGER NOT NULL, formule TEXT NOT NULL) WITHOUT ROWID",
-            # Which projection serves: one row, switched in one statement (ADR-0009).
-            "CREATE TABLE IF NOT EXISTS bilan_actif (cle TEXT PRIMARY KEY, "
-            "projection TEXT NOT NULL) WITHOUT ROWID",
-            f"CREATE TABLE IF NOT EXISTS bilan_clients (projection TEXT, client TEXT, "
-            f"{figures}, evenements INTEGER NOT NULL, conflits INTEGER NOT NULL, "
-            "PRIMARY KEY (projection, client)) WITHOUT ROWID",
-            "CREATE TABLE IF NOT EXISTS bilan_anomalies (projection TEXT, client TEXT, "
-            "kind TEXT, nombre INTEGER NOT NULL, PRIMARY KEY (projection, client, kind)) "
-            "WITHOUT ROWID",
-            f"CREATE TABLE IF NOT EXISTS bilan_jours (projection TEXT, jour TEXT, client TEXT, "
-            f"{figures}, PRIMARY KEY (projection, jour, client)) WITHOUT ROWID",
-            "CREATE TABLE IF NOT EXISTS bilan_modeles (projection TEXT, modele TEXT, "
-            "client TEXT, tours INTEGER NOT NULL, input_tokens INTEGER NOT NULL, "
-            "output_tokens INTEGER NOT NULL, cache_read_input_tokens INTEGER NOT NULL, "
-            "cache_creation_input_tokens INTEGER NOT NULL, cout INTEGER NOT NULL, "
-            "PRIMARY KEY (projection, modele, client)) WITHOUT ROWID",
-            # One row per (client, demande): its figures (pilotage = its parts), the
-            # pilotages and corrections it holds, and its delegation (delegation_id NULL
-            # until one arrives; attributes of the smallest id, counts summed: ADR-0006).
-            f"CREATE TABLE IF NOT EXISTS bilan_demandes (projection TEXT, demande_id TEXT, "
-            f"client TEXT, {figures}, pilotages INTEGER NOT NULL, "
-            "corrections_nombre INTEGER NOT NULL, delegation_id TEXT, agent_id TEXT, "
-            "par_subagent INTEGER, retour TEXT, methode TEXT, "
-            "tokens_entree INTEGER NOT NULL, tokens_sortie INTEGER NOT NULL, "
-            "lus INTEGER NOT NULL, ecrits INTEGER NOT NULL, consigne INTEGER NOT NULL, "
-            "rendus INTEGER NOT NULL, PRIMARY KEY (projection, demande_id, client))",
-            # Demandes still waiting for their delegation: conservation reads only these.
-            "CREATE INDEX IF NOT EXISTS bilan_demandes_en_attente ON bilan_demandes "
-            "(projection) WHERE delegations = 0",
-            "CREATE INDEX IF NOT EXISTS bilan_demandes_id ON bilan_demandes (demande_id)",
-            # Which pilotages and corrections reach which demande: en_attente counts those
-            # reaching a demande without delegation (read through the partial index).
-            "CREATE TABLE IF NOT EXISTS bilan_liens (projection TEXT, demande_id TEXT, "
-            "client TEXT, event_id TEXT, "
-            "PRIMARY KEY (projection, demande_id, client, event_id)) WITHOUT ROWID",
-            "CREATE TABLE IF NOT EXISTS bilan_outils (projection TEXT, demande_id TEXT, "
-            "client TEXT, outil TEXT, cout INTEGER NOT NULL, nombre INTEGER NOT NULL, "
-            "PRIMARY KEY (projection, demande_id, client, outil)) WITHOUT ROWID",
-            # Figures of the demandes that have a journal value, per (field, value, client).
-            f"CREATE TABLE IF NOT EXISTS bilan_groupes (projection TEXT, champ TEXT, "
-            f"valeur TEXT, client TEXT, {figures}, "
-            "PRIMARY KEY (projection, champ, valeur, client)) WITHOUT ROWID",
-            # Per journal file (chemin): its first line per demande, the scalar values
-            # of those lines, and how far it was read (fichier: device:inode).
-            "CREATE TABLE IF NOT EXISTS journal_valeurs (chemin TEXT, demande_id TEXT, "
-            "champ TEXT, valeur TEXT NOT NULL, PRIMARY KEY (chemin, demande_id, champ)) "
-            "WITHOUT ROWID",
-            "CREATE TABLE IF NOT EXISTS journal_demandes (chemin TEXT, demande_id TEXT, "
-            "PRIMARY KEY (chemin, demande_id)) WITHOUT ROWID",
-            "CREATE TABLE IF NOT EXISTS journal_suivi (chemin TEXT PRIMARY KEY, "
-            "position INTEGER NOT NULL, fichier TEXT, lignes INTEGER NOT NULL, "
-            "malformees INTEGER NOT NULL, sans_demande INTEGER NOT NULL) WITHOUT ROWID",
-        ]
-        return statements
+        return [*super().construct_create_table_statements(),
+                *view_tables("TEXT", "INTEGER", "INTEGER", " WITHOUT ROWID")]
+
+    @contextmanager
+    def _write(self) -> Iterator[SQLiteCursor]:
+        with self.datastore.transaction(commit=True) as c:
+            yield c
+
+    @contextmanager
+    def _read(self) -> Iterator[SQLiteCursor]:
+        with self.datastore.transaction(commit=False) as c:
+            yield c
 
     def create_table(self) -> None:
         """Create the tables if missing, after dropping a view of an older schema version
@@ -180,7 +110,7 @@ class SQLiteBilanView(SQLiteTrackingRecorder, BilanView):
                     f"the projections file has schema {version}, newer than this release's "
                     f"{SCHEMA_VERSION}: upgrade miam-economies, or delete projections.sqlite")
             if 0 < version < SCHEMA_VERSION:
-                for table in (*_TABLES, *_JOURNAL_TABLES, "bilan_actif"):
+                for table in (*TABLES, *JOURNAL_TABLES, "bilan_actif"):
                     c.execute(f"DROP TABLE IF EXISTS {table}")
                 c.execute("DELETE FROM tracking WHERE application_name LIKE 'bilan:%'")
             c.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
@@ -191,369 +121,3 @@ class SQLiteBilanView(SQLiteTrackingRecorder, BilanView):
             super().create_table()
         except IntegrityError:
             super().create_table()
-
-    # --- Writes ------------------------------------------------------------------------
-
-    def fold(self, tracking: Tracking, delta: PageDelta, previous: int | None) -> None:
-        """See ``BilanView.fold``."""
-        name = tracking.application_name
-        with self.datastore.transaction(commit=True) as c:
-            self._advance(c, tracking, previous)
-            c.execute("UPDATE bilan_state SET evenements = evenements + ? "
-                      "WHERE projection = ? RETURNING fuseau, journal",
-                      (delta.evenements, name))
-            recorded = c.fetchone()
-            if recorded is None or recorded[0] != str(delta.zone):
-                # Reset or re-zoned by another process since this runner started.
-                raise ProjectionMismatch(
-                    f"{name}: this runner cuts days in {delta.zone}, the projection's "
-                    f"settings are {tuple(recorded) if recorded else 'gone'}: restart it")
-            c.executemany(
-                "INSERT INTO bilan_clients VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (projection, client) DO UPDATE SET "
-                + _add_all("delegations", "evites", "pilotage", "corrections", "evenements",
-                           "conflits"),
-                [(name, client, f.delegations, f.evites, f.pilotage, f.corrections,
-                  f.evenements, delta.conflits.get(client, 0))
-                 for client, f in delta.clients.items()],
-            )
-            c.executemany(
-                "INSERT INTO bilan_anomalies VALUES (?, ?, ?, ?) "
-                "ON CONFLICT (projection, client, kind) DO UPDATE SET " + _add_all("nombre"),
-                [(name, client, kind, n) for (client, kind), n in delta.anomalies.items()],
-            )
-            c.executemany(
-                "INSERT INTO bilan_jours VALUES (?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (projection, jour, client) DO UPDATE SET "
-                + _add_all("delegations", "evites", "pilotage", "corrections"),
-                [(name, jour, client, f.delegations, f.evites, f.pilotage, f.corrections)
-                 for (client, jour), f in delta.jours.items()],
-            )
-            c.executemany(
-                "INSERT INTO bilan_modeles VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (projection, modele, client) DO UPDATE SET "
-                + _add_all("tours", "input_tokens", "output_tokens", "cache_read_input_tokens",
-                           "cache_creation_input_tokens", "cout"),
-                [(name, modele, client, m.tours, m.input_tokens, m.output_tokens,
-                  m.cache_read_input_tokens, m.cache_creation_input_tokens, m.cout)
-                 for (client, modele), m in delta.modeles.items()],
-            )
-            self._fold_demandes(c, name, delta)
-            self._fold_groups(c, name, recorded[1], delta)
-
-    def _fold_demandes(self, c: SQLiteCursor, name: str, delta: PageDelta) -> None:
-        # The delegation's attributes are taken when its id is the smallest seen so far;
-        # in an upsert's SET every column reads the row as it was before the update.
-        take = ("excluded.delegation_id IS NOT NULL AND (delegation_id IS NULL "
-                "OR excluded.delegation_id < delegation_id)")
-        attributes = ", ".join(
-            f"{col} = CASE WHEN {take} THEN excluded.{col} ELSE {col} END"
-            for col in ("agent_id", "par_subagent", "retour", "methode", "delegation_id"))
-        rows = []
-        for (client, demande_id), d in delta.demandes.items():
-            v, f = d.delegation, d.figures
-            rows.append((
-                name, demande_id, client, f.delegations, f.evites, f.pilotage, f.corrections,
-                d.pilotages, d.corrections_nombre,
-                v and v.id, v and v.agent_id, v and v.par_subagent, v and v.retour,
-                v and v.methode,
-                *((v.tokens_entree, v.tokens_sortie, v.lus, v.ecrits, v.consigne, v.rendus)
-                  if v else (0,) * 6),
-            ))
-        c.executemany(
-            "INSERT INTO bilan_demandes VALUES (" + ", ".join("?" * 20) + ") "
-            "ON CONFLICT (projection, demande_id, client) DO UPDATE SET "
-            + _add_all("delegations", "evites", "pilotage", "corrections", "pilotages",
-                       "corrections_nombre", "tokens_entree", "tokens_sortie", "lus",
-                       "ecrits", "consigne", "rendus")
-            + ", " + attributes,
-            rows,
-        )
-        c.executemany(
-            "INSERT INTO bilan_liens VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-            [(name, demande_id, client, event_id)
-             for (client, demande_id), d in delta.demandes.items() for event_id in d.liens],
-        )
-        c.executemany(
-            "INSERT INTO bilan_outils VALUES (?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (projection, demande_id, client, outil) DO UPDATE SET "
-            + _add_all("cout", "nombre"),
-            [(name, demande_id, client, outil, cout, nombre)
-             for (client, demande_id), d in delta.demandes.items()
-             for outil, (cout, nombre) in d.par_outil.items()],
-        )
-
-    def _fold_groups(self, c: SQLiteCursor, name: str, journal: str,
-                     delta: PageDelta) -> None:
-        # Demandes already joined with the journal carry this page's figures to their
-        # groups; the others are joined when their journal line comes (fold_journal).
-        ids = sorted({demande_id for _, demande_id in delta.demandes})
-        valeurs: defaultdict[str, list[tuple[str, str]]] = defaultdict(list)
-        for chunk in _chunks(ids):
-            c.execute("SELECT demande_id, champ, valeur FROM journal_valeurs WHERE chemin = ? "
-                      f"AND demande_id IN ({','.join('?' * len(chunk))})", [journal, *chunk])
-            for demande_id, champ, valeur in c.fetchall():
-                valeurs[demande_id].append((champ, valeur))
-        groups: defaultdict[tuple[str, str, str], Tally] = defaultdict(Tally)
-        for (client, demande_id), d in delta.demandes.items():
-            for champ, valeur in valeurs.get(demande_id, ()):
-                groups[(champ, valeur, client)].add_tally(d.figures)
-        self._add_groups(c, name, groups.items())
-
-    def _add_groups(self, c: SQLiteCursor, name: str,
-                    groups: Iterable[tuple[tuple[str, str, str], Figures | Tally]]) -> None:
-        c.executemany(
-            "INSERT INTO bilan_groupes VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (projection, champ, valeur, client) DO UPDATE SET "
-            + _add_all("delegations", "evites", "pilotage", "corrections"),
-            [(name, champ, valeur, client, f.delegations, f.evites, f.pilotage,
-              f.corrections) for (champ, valeur, client), f in groups],
-        )
-
-    def _advance(self, c: SQLiteCursor, tracking: Tracking, previous: int | None) -> None:
-        if previous is None:
-            self._insert_tracking(c, tracking)
-            return
-        c.execute(
-            "UPDATE tracking SET notification_id = ? "
-            "WHERE application_name = ? AND notification_id = ? RETURNING notification_id",
-            (tracking.notification_id, tracking.application_name, previous),
-        )
-        if c.fetchone() is not None:
-            return
-        if previous == 0:
-            # First page: the row must not exist yet; the primary key refuses a second one.
-            c.execute("INSERT INTO tracking VALUES (?, ?)",
-                      (tracking.application_name, tracking.notification_id))
-            return
-        raise IntegrityError(
-            f"{tracking.application_name}: position moved past {previous} meanwhile")
-
-    def fold_journal(self, chemin: str, previous: int, offset: int, fichier: str,
-                     lines: Sequence[JournalLine], malformees: int) -> None:
-        """See ``BilanView.fold_journal``."""
-        with self.datastore.transaction(commit=True) as c:
-            sans_demande = sum(1 for line in lines if not line.demande_id)
-            counts = (len(lines) - sans_demande, malformees, sans_demande)
-            c.execute(
-                "UPDATE journal_suivi SET position = ?, fichier = ?, lignes = lignes + ?, "
-                "malformees = malformees + ?, sans_demande = sans_demande + ? "
-                "WHERE chemin = ? AND position = ? RETURNING position",
-                (offset, fichier, *counts, chemin, previous),
-            )
-            if c.fetchone() is None:
-                if previous != 0:
-                    raise IntegrityError(f"journal {chemin}: offset moved past {previous}")
-                c.execute("INSERT INTO journal_suivi VALUES (?, ?, ?, ?, ?, ?)",
-                          (chemin, offset, fichier, *counts))
-            new: dict[str, JournalLine] = {}
-            for line in lines:
-                if line.demande_id and line.demande_id not in new:
-                    c.execute("INSERT INTO journal_demandes VALUES (?, ?) "
-                              "ON CONFLICT DO NOTHING RETURNING demande_id",
-                              (chemin, line.demande_id))
-                    if c.fetchone() is not None:  # the first line of a demande wins
-                        new[line.demande_id] = line
-            c.executemany("INSERT INTO journal_valeurs VALUES (?, ?, ?, ?)",
-                          [(chemin, line.demande_id, champ, valeur) for line in new.values()
-                           for champ, valeur in line.valeurs.items()])
-            # Demandes already folded bring their figures to their new groups, in the
-            # projections built on this journal.
-            groups: defaultdict[tuple[str, str, str, str], Figures] = defaultdict(Figures)
-            for chunk in _chunks(sorted(new)):
-                c.execute(f"SELECT d.projection, d.demande_id, d.client, {_FIGURES_OF_D} "
-                          "FROM bilan_demandes d JOIN bilan_state s "
-                          "ON s.projection = d.projection AND s.journal = ? "
-                          f"WHERE d.demande_id IN ({','.join('?' * len(chunk))})",
-                          [chemin, *chunk])
-                for projection, demande_id, client, *figures in c.fetchall():
-                    for champ, valeur in new[demande_id].valeurs.items():
-                        groups[(projection, champ, valeur, client)] += Figures(*figures)
-            by_projection: defaultdict[str, list[Any]] = defaultdict(list)
-            for (projection, champ, valeur, client), f in groups.items():
-                by_projection[projection].append(((champ, valeur, client), f))
-            for projection, items in by_projection.items():
-                self._add_groups(c, projection, items)
-
-    def record_settings(self, name: str, wanted: ProjectionSettings) -> ProjectionSettings:
-        """See ``BilanView.record_settings``."""
-        with self.datastore.transaction(commit=True) as c:
-            c.execute("INSERT INTO bilan_state VALUES (?, 0, ?, ?, ?, ?, ?) "
-                      "ON CONFLICT DO NOTHING",
-                      (name, wanted.fuseau, wanted.fuseau_explicite, wanted.journal,
-                       wanted.journal_explicite, wanted.formule))
-            recorded = self._settings(c, name)
-        assert recorded is not None
-        return recorded
-
-    def settings_of(self, name: str) -> ProjectionSettings | None:
-        """See ``BilanView.settings_of``."""
-        with self.datastore.transaction(commit=False) as c:
-            return self._settings(c, name)
-
-    @staticmethod
-    def _settings(c: SQLiteCursor, name: str) -> ProjectionSettings | None:
-        c.execute("SELECT fuseau, journal, fuseau_explicite, journal_explicite, formule "
-                  "FROM bilan_state WHERE projection = ?", (name,))
-        row = c.fetchone()
-        if row is None:
-            return None
-        fuseau, journal, fuseau_explicite, journal_explicite, formule = row
-        return ProjectionSettings(fuseau, journal, bool(fuseau_explicite),
-                                  bool(journal_explicite), formule)
-
-    def active(self) -> str | None:
-        """See ``BilanView.active``."""
-        with self.datastore.transaction(commit=False) as c:
-            c.execute("SELECT projection FROM bilan_actif WHERE cle = 'bilan'")
-            row = c.fetchone()
-        return None if row is None else str(row[0])
-
-    def activate(self, name: str, expected: str | None) -> bool:
-        """See ``BilanView.activate``."""
-        with self.datastore.transaction(commit=True) as c:
-            if expected is None:
-                c.execute("INSERT INTO bilan_actif VALUES ('bilan', ?) "
-                          "ON CONFLICT DO NOTHING RETURNING projection", (name,))
-            else:
-                c.execute("UPDATE bilan_actif SET projection = ? "
-                          "WHERE cle = 'bilan' AND projection = ? RETURNING projection",
-                          (name, expected))
-            return c.fetchone() is not None
-
-    def reset(self, name: str) -> None:
-        """See ``BilanView.reset``."""
-        with self.datastore.transaction(commit=True) as c:
-            c.execute("DELETE FROM tracking WHERE application_name = ?", (name,))
-            for table in _TABLES:
-                if table != "bilan_state":
-                    c.execute(f"DELETE FROM {table} WHERE projection = ?", (name,))
-            c.execute("UPDATE bilan_state SET evenements = 0 WHERE projection = ?", (name,))
-
-    # --- Reads -------------------------------------------------------------------------
-
-    def journal_state(self, chemin: str) -> dict[str, Any]:
-        """See ``BilanView.journal_state``."""
-        with self.datastore.transaction(commit=False) as c:
-            c.execute("SELECT position, fichier, lignes, malformees, sans_demande "
-                      "FROM journal_suivi WHERE chemin = ?", (chemin,))
-            row = c.fetchone() or (0, None, 0, 0, 0)
-        return dict(zip(("position", "fichier", "lignes", "malformees", "sans_demande"), row,
-                        strict=True))
-
-    def snapshot(self, name: str, formule: str, par: str | None = None,
-                 depuis: str | None = None, jusqu_au: str | None = None) -> BilanSnapshot:
-        """See ``BilanView.snapshot``."""
-        with self.datastore.transaction(commit=False) as c:
-            position = self._max_tracking_id(name, c) or 0
-            c.execute("SELECT evenements, fuseau, journal FROM bilan_state "
-                      "WHERE projection = ?", (name,))
-            evenements, fuseau, journal = c.fetchone() or (0, None, None)
-            c.execute(f"SELECT client, {_FIGURES}, evenements, conflits FROM bilan_clients "
-                      "WHERE projection = ?", (name,))
-            rows = c.fetchall()
-            clients = {r[0]: Figures(*r[1:6]) for r in rows}
-            conflits = {r[0]: r[6] for r in rows}
-            c.execute("SELECT client, kind, nombre FROM bilan_anomalies WHERE projection = ? "
-                      "ORDER BY kind", (name,))
-            anomalies: defaultdict[str, dict[str, int]] = defaultdict(dict)
-            for client, kind, nombre in c.fetchall():
-                anomalies[client][kind] = nombre
-            # Pilotages and corrections reaching a demande still without its delegation.
-            # CROSS JOIN fixes the loop order: the few waiting demandes (partial index)
-            # first, then their links; left to itself the planner scans every link.
-            c.execute("SELECT count(DISTINCT l.event_id) FROM bilan_demandes AS d "
-                      "INDEXED BY bilan_demandes_en_attente CROSS JOIN bilan_liens AS l "
-                      "ON l.projection = d.projection AND l.demande_id = d.demande_id "
-                      "AND l.client = d.client WHERE d.projection = ? AND d.delegations = 0",
-                      (name,))
-            en_attente = c.fetchone()[0]
-            groupes = None if par is None else self._groupes(
-                c, name, par, depuis, jusqu_au, clients)
-        return BilanSnapshot(formule, position, evenements, clients, en_attente, fuseau,
-                             par, groupes, anomalies, conflits)
-
-    def _groupes(self, c: SQLiteCursor, name: str, par: str, depuis: str | None,
-                 jusqu_au: str | None,
-                 clients: Mapping[str, Figures]) -> dict[str, dict[str, dict[str, Any]]]:
-        out: defaultdict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
-        if par == "client":
-            return {client: {client: f.as_dict()} for client, f in sorted(clients.items())}
-        if par == "jour":
-            c.execute(f"SELECT jour, client, {_FIGURES} FROM bilan_jours "
-                      "WHERE projection = ? AND jour >= ? AND jour <= ? ORDER BY jour",
-                      (name, depuis or "0000-00-00", jusqu_au or "9999-99-99"))
-        elif par == "modele":
-            c.execute("SELECT modele, client, tours, input_tokens, output_tokens, "
-                      "cache_read_input_tokens, cache_creation_input_tokens, cout "
-                      "FROM bilan_modeles WHERE projection = ? ORDER BY modele", (name,))
-            for modele, client, *counts in c.fetchall():
-                out[modele][client] = FiguresModele(*counts).as_dict(modele)
-            return dict(out)
-        elif par == "demande":
-            c.execute(f"SELECT demande_id, client, {_FIGURES} FROM bilan_demandes "
-                      "WHERE projection = ? ORDER BY demande_id", (name,))
-        else:
-            return self._journal_groups(c, name, par.removeprefix("journal."), clients)
-        for key, client, *figures in c.fetchall():
-            out[key][client] = Figures(*figures).as_dict()
-        return dict(out)
-
-    def _journal_groups(self, c: SQLiteCursor, name: str, champ: str,
-                        clients: Mapping[str, Figures]) -> dict[str, dict[str, dict[str, Any]]]:
-        c.execute(f"SELECT valeur, client, {_FIGURES} FROM bilan_groupes "
-                  "WHERE projection = ? AND champ = ? ORDER BY valeur", (name, champ))
-        known: defaultdict[str, dict[str, Figures]] = defaultdict(dict)
-        joined: defaultdict[str, Figures] = defaultdict(Figures)
-        for valeur, client, *figures in c.fetchall():
-            known[valeur][client] = Figures(*figures)
-            joined[client] += known[valeur][client]
-        # What no demande with a value for this field carries: total minus the groups.
-        rest = {client: replace(f, evenements=0) - joined[client]
-                for client, f in clients.items()}
-        out = {valeur: {client: f.as_dict() for client, f in clients.items()}
-               for valeur, clients in known.items()}
-        unknown = {client: f.as_dict() for client, f in rest.items() if f != Figures()}
-        if unknown:
-            out[INCONNU] = unknown
-        return out
-
-    def demande(self, name: str, demande_id: str) -> list[dict[str, Any]]:
-        """See ``BilanView.demande``."""
-        with self.datastore.transaction(commit=False) as c:
-            c.execute(
-                f"SELECT client, {_FIGURES}, pilotages, corrections_nombre, delegation_id, "
-                "agent_id, par_subagent, retour, methode, tokens_entree, tokens_sortie, "
-                "lus, ecrits, consigne, rendus FROM bilan_demandes "
-                "WHERE projection = ? AND demande_id = ? ORDER BY client", (name, demande_id))
-            rows = c.fetchall()
-            c.execute("SELECT client, outil, cout, nombre FROM bilan_outils "
-                      "WHERE projection = ? AND demande_id = ? ORDER BY outil",
-                      (name, demande_id))
-            outils: defaultdict[str, dict[str, Any]] = defaultdict(dict)
-            for client, outil, cout, nombre in c.fetchall():
-                outils[client][outil] = {"cout": cout, "nombre": nombre}
-        entries = []
-        for (client, delegations, evites, pilotage, corrections, pilotages, nombre,
-             delegation_id, agent_id, par_subagent, retour, methode, *counts) in rows:
-            figures = Figures(delegations, evites, pilotage, corrections)
-            delegation = None if delegation_id is None else {
-                "id": delegation_id, "agent_id": agent_id,
-                "par_subagent": bool(par_subagent), "retour": retour,
-                "tokens_entree": counts[0], "tokens_sortie": counts[1],
-                "estimation": {"lus": counts[2], "ecrits": counts[3], "consigne": counts[4],
-                               "rendus": counts[5], "evites": evites, "methode": methode},
-            }
-            entries.append({
-                "demande_id": demande_id,
-                "client": client,
-                "delegation": delegation,
-                "pilotage": {"part": pilotage, "pilotages": pilotages},
-                "corrections": {"cout": corrections, "nombre": nombre,
-                                "par_outil": outils[client]},
-                "evites": evites,
-                "net": figures.net,
-                "taux_reprise": figures.taux_reprise,
-            })
-        return entries
-

@@ -1,4 +1,12 @@
-"""Shared fixtures: a real ``miam-economies serve`` process on loopback, and open services."""
+"""Shared fixtures: a real ``miam-economies serve`` process on loopback (beside a real
+``miam-economies project`` on PostgreSQL), open services, and a fresh PostgreSQL database
+per test.
+
+Backends: a test class sets ``backend = "sqlite"`` or ``"postgresql"`` (contract classes
+have one subclass per backend, ADR-0031); module-level tests run on SQLite. PostgreSQL
+tests never skip: without a server at ``MIAM_TEST_POSTGRES`` (default
+``postgresql://postgres@127.0.0.1:5432/test``) they fail.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +16,14 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
+import psycopg
 import pytest
 
 from api.services import Services, open_services
@@ -26,6 +37,46 @@ EXAMPLE_BATCH: dict[str, Any] = json.loads(
 EXAMPLE_CORRECTION: dict[str, Any] = json.loads(
     (EXAMPLES / "correction.json").read_text(encoding="utf-8"))["evenements"][0]
 """The README's correction: the main agent edits that delegation's output (490 tokens)."""
+
+
+POSTGRES = os.environ.get("MIAM_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
+"""The PostgreSQL database the test databases are created from (and dropped through)."""
+
+
+@contextmanager
+def fresh_postgres() -> Iterator[str]:
+    """A new, empty PostgreSQL database for one test (its URL), dropped afterwards, so
+    runs never collide. Fails the test, loudly, when the server does not answer."""
+    name = f"miam_t_{uuid.uuid4().hex[:12]}"
+    try:
+        admin = psycopg.connect(POSTGRES, autocommit=True, connect_timeout=5)
+    except psycopg.OperationalError as exc:
+        pytest.fail(f"PostgreSQL does not answer at {POSTGRES}: {exc}", pytrace=False)
+    with admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+        try:
+            yield POSTGRES.rsplit("/", 1)[0] + "/" + name
+        finally:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def postgres_count(url: str) -> int:
+    """Rows of the event store's table in the PostgreSQL database ``url``."""
+    with psycopg.connect(url, autocommit=True) as db:
+        row = db.execute("SELECT count(*) FROM economies_events").fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+@pytest.fixture
+def database_url(request: pytest.FixtureRequest) -> Iterator[str | None]:
+    """The test's database URL: None (the SQLite default under the data directory) for
+    ``backend = "sqlite"`` and module-level tests, a fresh database for ``"postgresql"``."""
+    if getattr(request.cls, "backend", "sqlite") == "sqlite":
+        yield None
+        return
+    with fresh_postgres() as url:
+        yield url
 
 
 def _free_port() -> int:
@@ -42,11 +93,17 @@ class LiveServer:
     """
 
     def __init__(self, data: Path, token: str | None = TOKEN,
-                 env: dict[str, str] | None = None):
+                 env: dict[str, str] | None = None, database_url: str | None = None,
+                 workers: int = 1):
         self.data = data
         self.token = token
+        self.database_url = database_url
+        self.workers = workers
+        self.projector: subprocess.Popen[bytes] | None = None
         self.env = {k: v for k, v in os.environ.items() if k != "MIAM_ECONOMIES_TOKEN"}
         self.env.update({"MIAM_ECONOMIES_TOKEN": token} if token else {})
+        if database_url is not None:
+            self.env["MIAM_ECONOMIES_DATABASE_URL"] = database_url
         self.env.update(env or {})
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -58,7 +115,8 @@ class LiveServer:
         script = Path(sys.executable).with_name("miam-economies")
         self.log = open(self.data.parent / f"server-{self.port}.log", "ab")  # noqa: SIM115
         self.process = subprocess.Popen(
-            [str(script), "serve", "--data", str(self.data), "--port", str(self.port)],
+            [str(script), "serve", "--data", str(self.data), "--port", str(self.port),
+             "--workers", str(self.workers)],
             env=self.env, stdout=self.log, stderr=subprocess.STDOUT,
         )
         deadline = time.monotonic() + 20
@@ -70,10 +128,47 @@ class LiveServer:
                     # Without MIAM_ECONOMIES_TOKEN the server made (or read) its token file.
                     token = self.token or (self.data / "token").read_text().strip()
                     self.client.headers["Authorization"] = f"Bearer {token}"
+                    self._start_projector()
                     return
             except httpx.TransportError:
                 time.sleep(0.05)  # the process is still starting: nothing to wait on
         raise RuntimeError("server did not answer /healthz within 20 s")
+
+    def _start_projector(self) -> None:
+        # On PostgreSQL the server only appends: its projection is another process's.
+        if self.database_url is None or self.projector is not None:
+            return
+        script = Path(sys.executable).with_name("miam-economies")
+        self.projector = subprocess.Popen(
+            [str(script), "project", "--data", str(self.data)],
+            env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
+
+    def cli(self, *args: str, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+        """Run ``miam-economies ARGS --data DATA [--database-url URL]`` and return it."""
+        script = Path(sys.executable).with_name("miam-economies")
+        where = ["--data", str(self.data)]
+        if self.database_url is not None:
+            where += ["--database-url", self.database_url]
+        return subprocess.run([str(script), *args, *where], check=True,
+                              capture_output=True, text=True, **kwargs)
+
+    def stored_count(self) -> int:
+        """Events in the store, counted with the backend's own client."""
+        if self.database_url is not None:
+            return postgres_count(self.database_url)
+        import sqlite3
+
+        with sqlite3.connect(self.data / "economies.sqlite") as db:
+            return int(db.execute("SELECT count(*) FROM stored_events").fetchone()[0])
+
+    def close(self) -> None:
+        """Stop the server and its projector, close the client."""
+        self.stop()
+        if self.projector is not None:
+            self.projector.terminate()
+            self.projector.wait(timeout=20)
+            self.projector = None
+        self.client.close()
 
     def stop(self, kill: bool = False) -> None:
         """Stop the process: SIGTERM (a clean shutdown), or SIGKILL with ``kill``."""
@@ -105,20 +200,26 @@ class LiveServer:
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[LiveServer]:
-    """A live server on a fresh data directory under ``tmp_path``."""
-    live = LiveServer(tmp_path / "data")
-    live.start()
+def server(tmp_path: Path, database_url: str | None) -> Iterator[LiveServer]:
+    """A live server on a fresh data directory under ``tmp_path`` and the test's backend
+    (with its ``project`` process on PostgreSQL)."""
+    live = LiveServer(tmp_path / "data", database_url=database_url)
     try:
+        live.start()
         yield live
     finally:
-        live.stop()
-        live.client.close()
+        live.close()
 
 
 @pytest.fixture
-def services(tmp_path: Path) -> Iterator[Services]:
-    """Open services (store, view, projection) on real SQLite files, runner not started."""
-    with open_services(Settings(data=tmp_path / "data", token=TOKEN),
-                       run_projections=False) as opened:
+def settings(tmp_path: Path, database_url: str | None) -> Settings:
+    """Settings of a fresh data directory on the test's backend."""
+    return Settings(data=tmp_path / "data", token=TOKEN, database_url=database_url)
+
+
+@pytest.fixture
+def services(settings: Settings) -> Iterator[Services]:
+    """Open services (store, view, projection) on the test's backend, runner not
+    started."""
+    with open_services(settings, run_projections=False) as opened:
         yield opened

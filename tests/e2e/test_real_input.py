@@ -203,6 +203,47 @@ def test_export_then_import_round_trips_ids_recu_le_and_the_bilan(
     assert copied["conservation"] == original["conservation"]
 
 
+def test_migrate_to_postgres_round_trips_every_event_and_the_bilan(
+        loaded: Any, tmp_path: Path) -> None:
+    # Issue 7, "Done when": migrate copies the store (ids, payloads, recu_le, order),
+    # a second run copies nothing, and the target's bilan equals the source's.
+    import json
+    import subprocess
+    import sys
+
+    from tests.conftest import fresh_postgres
+
+    server, corpus, _, _ = loaded
+    script = str(Path(sys.executable).with_name("miam-economies"))
+
+    def cli(*args: str) -> str:
+        done = subprocess.run([script, *args], capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert "\x1b[" not in done.stderr  # no progress bar off a terminal
+        return done.stdout
+
+    source = f"sqlite:///{server.data / 'economies.sqlite'}"
+    with fresh_postgres() as target:
+        first = cli("migrate", "--data", str(server.data), "--from", source, "--to", target)
+        assert f"copied {len(corpus):,} events (0 already there)" in first
+        again = cli("migrate", "--data", str(server.data), "--from", source, "--to", target)
+        assert f"copied 0 events ({len(corpus):,} already there)" in again
+        # Every stored event, conflicts included, byte for byte and in the same order.
+        exported = cli("export", "--conflits", "--data", str(server.data))
+        assert cli("export", "--conflits", "--data", str(server.data),
+                   "--database-url", target) == exported
+        for par in (None, "jour", "preset", "modele", "demande"):
+            options = ["--par", par] if par else []
+            moved = json.loads(cli("bilan", "--data", str(server.data), "--database-url",
+                                   target, "--json", *options))
+            original = server.client.get("/economies/bilan", params={
+                "attendre": "1", **({"par": par} if par else {})}).json()
+            keys = ("economies", "total", "formule", "conservation") + (
+                ("groupes",) if par else ())
+            assert {k: moved[k] for k in keys} == {k: original[k] for k in keys}, par
+            assert moved["provenance"]["fuseau"] == FUSEAU
+
+
 def test_replay_under_v1_reproduces_the_live_bilan_and_the_server_follows(
         loaded: Any) -> None:
     # Last in this module: it switches the server's projection away and back.

@@ -2,14 +2,17 @@
 appended at any moment give one state of every projection.
 
 SPEC, "The bilan": "for any multiset of valid events, every arrival order and any number
-of re-sends give the same projection state." Each example appends to fresh SQLite files
-through the real store and folds through the real projection.
+of re-sends give the same projection state." Each example appends to a fresh store (SQLite
+files, or a new PostgreSQL database) through the real store and folds through the real
+projection; the law is one contract class, run once per backend.
 """
 
 from __future__ import annotations
 
 import json
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +22,7 @@ from hypothesis import strategies as st
 from api.services import open_services
 from api.settings import Settings
 from domain.validation import validate_batch
-from tests.conftest import TOKEN
+from tests.conftest import TOKEN, fresh_postgres
 from tests.corpus import expected_bilan
 
 CLIENTS = st.sampled_from(["claude-code", "claude-code-ci", "autre"])
@@ -82,12 +85,20 @@ def arrivals(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[str], list[Arr
     return events, journal, plan
 
 
-def fold(plan: list[Arrival]) -> tuple[dict[str, Any], int]:
-    """Play ``plan`` against a fresh store and view; return every breakdown, every demande
-    and the conservation figures, and Σ recus."""
-    with tempfile.TemporaryDirectory() as tmp:
+@contextmanager
+def fresh_store(backend: str) -> Iterator[Settings]:
+    """Settings of a fresh data directory and store on ``backend``, removed afterwards."""
+    database = fresh_postgres() if backend == "postgresql" else nullcontext(None)
+    with tempfile.TemporaryDirectory() as tmp, database as url:
+        yield Settings(data=Path(tmp) / "data", token=TOKEN, fuseau="Europe/Paris",
+                       database_url=url)
+
+
+def fold(plan: list[Arrival], backend: str = "sqlite") -> tuple[dict[str, Any], int]:
+    """Play ``plan`` against a fresh store and view on ``backend``; return every
+    breakdown, every demande and the conservation figures, and Σ recus."""
+    with fresh_store(backend) as settings_:
         recus = 0
-        settings_ = Settings(data=Path(tmp) / "data", token=TOKEN, fuseau="Europe/Paris")
         with open_services(settings_, run_projections=False) as services:
             for kind, item, fold_now in plan:
                 if kind == "journal":
@@ -106,22 +117,40 @@ def fold(plan: list[Arrival]) -> tuple[dict[str, Any], int]:
     return state, recus
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(arrivals())
-def test_every_projection_is_independent_of_arrival_order_and_resends(
-        case: tuple[list[dict[str, Any]], list[str], list[Arrival]]) -> None:
-    events, journal, plan = case
-    canonical, _ = fold([("journal", line, False) for line in journal]
-                        + [("batch", events, False)])
-    shuffled, recus = fold(plan)
-    assert shuffled == canonical
-    six = ("delegations", "evites", "pilotage", "corrections", "net", "taux_reprise")
-    figures = {"economies": {c: {k: f[k] for k in six}
-                             for c, f in shuffled["economies"].items()},
-               "total": {k: shuffled["total"][k] for k in six}}
-    expected = expected_bilan(events)
-    assert figures == {"economies": {c: {k: f[k] for k in six}
-                                     for c, f in expected["economies"].items()},
-                       "total": {k: expected["total"][k] for k in six}}
-    assert shuffled["conservation"]["stockes"] == shuffled["conservation"]["comptes"] \
-        == len(events) == recus
+class OrderIndependenceContract:
+    """The law, whatever the backend (one subclass each)."""
+
+    backend = "sqlite"
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=[
+        HealthCheck.too_slow, HealthCheck.differing_executors])
+    @given(arrivals())
+    def test_every_projection_is_independent_of_arrival_order_and_resends(
+            self, case: tuple[list[dict[str, Any]], list[str], list[Arrival]]) -> None:
+        events, journal, plan = case
+        canonical, _ = fold([("journal", line, False) for line in journal]
+                            + [("batch", events, False)], self.backend)
+        shuffled, recus = fold(plan, self.backend)
+        assert shuffled == canonical
+        six = ("delegations", "evites", "pilotage", "corrections", "net", "taux_reprise")
+        figures = {"economies": {c: {k: f[k] for k in six}
+                                 for c, f in shuffled["economies"].items()},
+                   "total": {k: shuffled["total"][k] for k in six}}
+        expected = expected_bilan(events)
+        assert figures == {"economies": {c: {k: f[k] for k in six}
+                                         for c, f in expected["economies"].items()},
+                           "total": {k: expected["total"][k] for k in six}}
+        assert shuffled["conservation"]["stockes"] == shuffled["conservation"]["comptes"] \
+            == len(events) == recus
+
+
+class TestOrderIndependenceSQLite(OrderIndependenceContract):
+    """The law on SQLite files."""
+
+    backend = "sqlite"
+
+
+class TestOrderIndependencePostgres(OrderIndependenceContract):
+    """The law on PostgreSQL databases (one per fold)."""
+
+    backend = "postgresql"

@@ -1,25 +1,23 @@
-"""Concurrency: many clients, identical batches at once, two server processes on one file.
+"""Concurrency: many clients, identical batches at once, two server processes on one file,
+and on PostgreSQL four uvicorn workers appending at once beside two projection runners.
 
 Issue 5: Σ recus over all responses = distinct ids; each id stored once; never a 500;
 "database is locked" is a retry inside the server or a 503 the plugin retries, never a 200
-for an unstored event.
+for an unstored event. Issue 7: the same with 4 workers on PostgreSQL, and the bilan equals
+an independent recomputation (``tests.corpus.expected_bilan``) even with two runners.
 """
 
 from __future__ import annotations
 
 import random
-import sqlite3
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 from tests.conftest import LiveServer
-from tests.corpus import generate
-
-
-def stored_count(data: Path) -> int:
-    with sqlite3.connect(data / "economies.sqlite") as db:
-        return int(db.execute("SELECT count(*) FROM stored_events").fetchone()[0])
+from tests.corpus import expected_bilan, generate
 
 
 def post_until_accepted(server: LiveServer, batch: list[dict[str, Any]],
@@ -57,37 +55,6 @@ def run_clients(servers: list[LiveServer], pool: list[dict[str, Any]], clients: 
     return sum(recus), sent, statuses
 
 
-def test_eight_clients_with_overlapping_batches_store_each_id_once(
-        server: LiveServer) -> None:
-    pool = generate(3_000, seed=61)
-    total, sent, statuses = run_clients([server], pool, clients=8, batches_each=12)
-    assert 500 not in statuses
-    assert total == len(sent) == stored_count(server.data)
-    bilan = server.bilan()
-    assert bilan["conservation"]["stockes"] == bilan["conservation"]["comptes"] == len(sent)
-
-
-def test_ten_identical_batches_at_once_store_it_once(server: LiveServer) -> None:
-    batch = generate(400, seed=62)[:400]
-    barrier = threading.Barrier(10)
-    answers: list[dict[str, Any]] = []
-
-    def fire() -> None:
-        barrier.wait()
-        response = server.post({"evenements": batch})
-        assert response.status_code == 200, response.text
-        answers.append(response.json())
-
-    threads = [threading.Thread(target=fire) for _ in range(10)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert sum(a["recus"] for a in answers) == len(batch)
-    assert sum(a["doublons"] for a in answers) == 9 * len(batch)
-    assert stored_count(server.data) == len(batch)
-
-
 def test_two_server_processes_on_one_store_keep_every_guarantee(tmp_path: Path) -> None:
     data = tmp_path / "data"
     first = LiveServer(data, env={"MIAM_ECONOMIES_TZ": "UTC"})
@@ -99,7 +66,7 @@ def test_two_server_processes_on_one_store_keep_every_guarantee(tmp_path: Path) 
         total, sent, statuses = run_clients([first, second], pool, clients=8,
                                             batches_each=10)
         assert 500 not in statuses
-        assert total == len(sent) == stored_count(data)
+        assert total == len(sent) == first.stored_count()
         one, other = first.bilan(), second.bilan()
         assert one["economies"] == other["economies"]
         assert one["conservation"]["stockes"] == one["conservation"]["comptes"] == len(sent)
@@ -107,3 +74,76 @@ def test_two_server_processes_on_one_store_keep_every_guarantee(tmp_path: Path) 
         for live in (first, second):
             live.stop()
             live.client.close()
+
+
+class ConcurrencyContract:
+    """Concurrent clients against one server, whatever the backend (one subclass each)."""
+
+    def test_eight_clients_with_overlapping_batches_store_each_id_once(
+            self, server: LiveServer) -> None:
+        pool = generate(3_000, seed=61)
+        total, sent, statuses = run_clients([server], pool, clients=8, batches_each=12)
+        assert 500 not in statuses
+        assert total == len(sent) == server.stored_count()
+        bilan = server.bilan()
+        assert bilan["conservation"]["stockes"] == bilan["conservation"]["comptes"] == len(sent)
+
+
+    def test_ten_identical_batches_at_once_store_it_once(
+            self, server: LiveServer) -> None:
+        batch = generate(400, seed=62)[:400]
+        barrier = threading.Barrier(10)
+        answers: list[dict[str, Any]] = []
+
+        def fire() -> None:
+            barrier.wait()
+            response = server.post({"evenements": batch})
+            assert response.status_code == 200, response.text
+            answers.append(response.json())
+
+        threads = [threading.Thread(target=fire) for _ in range(10)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sum(a["recus"] for a in answers) == len(batch)
+        assert sum(a["doublons"] for a in answers) == 9 * len(batch)
+        assert server.stored_count() == len(batch)
+
+
+class TestConcurrencySQLite(ConcurrencyContract):
+    """On SQLite: one process, its appends serialised by a lock and SQLite's."""
+
+    backend = "sqlite"
+
+
+class TestConcurrencyPostgres(ConcurrencyContract):
+    """On PostgreSQL: ``serve`` appends, ``project`` folds."""
+
+    backend = "postgresql"
+
+    def test_four_workers_and_eight_clients_store_each_id_once_and_count_it_once(
+            self, tmp_path: Path, database_url: str) -> None:
+        live = LiveServer(tmp_path / "data", database_url=database_url, workers=4,
+                          env={"MIAM_ECONOMIES_TZ": "UTC"})
+        live.start()
+        # A second runner started by mistake: the tracking compare-and-set arbitrates.
+        script = Path(sys.executable).with_name("miam-economies")
+        second = subprocess.Popen([str(script), "project", "--data", str(live.data)],
+                                  env=live.env, stdout=live.log, stderr=subprocess.STDOUT)
+        try:
+            pool = generate(4_000, seed=71)
+            total, sent, statuses = run_clients([live], pool, clients=8, batches_each=12)
+            assert 500 not in statuses
+            assert total == len(sent) == live.stored_count()
+            bilan = live.bilan()
+            conservation = bilan["conservation"]
+            assert conservation["stockes"] == conservation["comptes"] == len(sent)
+            drawn = [e for e in pool if e["id"] in sent]
+            assert {k: bilan[k] for k in ("economies", "total")} == expected_bilan(drawn)
+            assert second.poll() is None and live.projector is not None \
+                and live.projector.poll() is None  # both runners still following
+        finally:
+            second.terminate()
+            second.wait(timeout=20)
+            live.close()

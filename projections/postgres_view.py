@@ -1,0 +1,128 @@
+"""``BilanView`` in PostgreSQL, beside the event store's tables (ADR-0031).
+
+The statements are ``projections.sql_view``'s, shared with SQLite; here are PostgreSQL's
+own parts:
+
+* Column types: ``text COLLATE "C"`` (keys compare by code point, as Python and SQLite
+  do: the smallest delegation id wins, groups come in the same order), ``bigint``,
+  ``boolean``.
+* Placeholders: the shared ``?`` become psycopg's ``%s`` (``_QmarkCursor``).
+* Writers are serialised by a transaction-scoped advisory lock, as SQLite's write lock
+  serialises them. Under READ COMMITTED, a page fold and a journal join running at once
+  could each miss the other's uncommitted rows (a demande's figures would never reach its
+  journal group); one writer at a time rules that out. The tracking compare-and-set stays
+  the arbiter between runners (ADR-0007): the second runner's ``UPDATE ... WHERE
+  notification_id = previous`` matches nothing once the first has committed.
+* Reads run in one REPEATABLE READ, READ ONLY transaction: one snapshot, as SQLite's.
+* The schema version lives in ``bilan_schema`` (SQLite has ``PRAGMA user_version``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from functools import lru_cache
+from typing import Any
+
+from eventsourcing.persistence import IntegrityError, OperationalError, ProgrammingError
+from eventsourcing.postgres import PostgresDatastore, PostgresTrackingRecorder
+from psycopg.rows import tuple_row
+from psycopg.sql import SQL
+
+from projections.sql_view import SqlBilanView, view_tables
+from projections.view import ProjectionMismatch
+
+SCHEMA_VERSION = 4
+"""Version of the view's tables, in ``bilan_schema`` (the SQLite view's numbering)."""
+
+WRITE_LOCK = 0x6D69616D  # "miam"
+"""Key of the advisory lock every view write transaction takes first (per database)."""
+
+TRACKING_TABLE = "bilan_tracking"
+"""The library's tracking table of the view (positions by projection name)."""
+
+
+@lru_cache(maxsize=512)
+def _qmark(query: str) -> str:
+    return query.replace("%", "%%").replace("?", "%s")
+
+
+class _QmarkCursor:
+    """A psycopg cursor taking the shared statements' ``?`` placeholders; the library's
+    own composed statements (``psycopg.sql``) pass through unchanged."""
+
+    def __init__(self, cursor: Any):
+        self._cursor = cursor
+
+    def execute(self, query: Any, params: Any = None, **kwargs: Any) -> _QmarkCursor:
+        if isinstance(query, str) and params is not None:
+            query = _qmark(query)
+        self._cursor.execute(query, params, **kwargs)
+        return self
+
+    def executemany(self, query: str, rows: Sequence[Any]) -> None:
+        rows = list(rows)
+        if rows:
+            self._cursor.executemany(_qmark(query), rows)
+
+    def fetchone(self) -> Any:
+        return self._cursor.fetchone()
+
+    def fetchall(self) -> list[Any]:
+        return self._cursor.fetchall()
+
+
+class PostgresBilanView(PostgresTrackingRecorder, SqlBilanView):
+    """``BilanView`` on an ``eventsourcing`` ``PostgresDatastore`` (see ``BilanView``):
+    the library's tracking table ``bilan_tracking`` and the view's tables, in the
+    datastore's database (default schema)."""
+
+    def __init__(self, datastore: PostgresDatastore):
+        super().__init__(datastore, tracking_table_name=TRACKING_TABLE)
+        statements = view_tables('text COLLATE "C"', "bigint", "boolean", "")
+        statements.append("CREATE TABLE IF NOT EXISTS bilan_schema (cle text PRIMARY KEY, "
+                          "version bigint NOT NULL)")
+        self.sql_create_statements += [SQL(s) for s in statements]  # type: ignore[misc]
+
+    @property
+    def tracking_table(self) -> str:
+        """The tracking table, schema-qualified."""
+        return f'"{self.datastore.schema}"."{self.tracking_table_name}"'
+
+    def create_table(self) -> None:
+        """Create the tables if missing and record the schema version; raises
+        ``ProjectionMismatch`` for tables of a newer version. Processes starting at once
+        may race on ``CREATE TABLE IF NOT EXISTS`` (PostgreSQL then raises a unique
+        violation on its catalog): the loser tries again."""
+        for attempt in range(5):
+            try:
+                super().create_table()
+                break
+            except (IntegrityError, OperationalError, ProgrammingError):
+                if attempt == 4:
+                    raise
+                time.sleep(0.1 * (attempt + 1))
+        with self._write() as c:
+            c.execute("INSERT INTO bilan_schema VALUES ('bilan', ?) ON CONFLICT DO NOTHING",
+                      (SCHEMA_VERSION,))
+            c.execute("SELECT version FROM bilan_schema WHERE cle = 'bilan'", ())
+            version = c.fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise ProjectionMismatch(
+                f"the projection tables have schema {version}, newer than this release's "
+                f"{SCHEMA_VERSION}: upgrade miam-economies")
+
+    @contextmanager
+    def _write(self) -> Iterator[_QmarkCursor]:
+        with self.datastore.get_connection() as conn, conn.transaction(), \
+                conn.cursor(row_factory=tuple_row) as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+            yield _QmarkCursor(cursor)
+
+    @contextmanager
+    def _read(self) -> Iterator[_QmarkCursor]:
+        with self.datastore.get_connection() as conn, conn.transaction(), \
+                conn.cursor(row_factory=tuple_row) as cursor:
+            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            yield _QmarkCursor(cursor)
