@@ -159,6 +159,11 @@ def serve(data: Path, database_url: str | None, fuseau: str | None, journal: Pat
                                      param_hint="--host")
         click.echo(f"warning: serving on {host}, reachable beyond this machine "
                    "(bearer token required, no TLS)", err=True)
+    if workers > 1 and not (database_url or "").startswith(("postgresql:", "postgres:")):
+        # Refused before anything (the token file) is created.
+        raise click.BadParameter("several workers need PostgreSQL (--database-url "
+                                 "postgresql://...): on SQLite they would only queue on "
+                                 "its write lock", param_hint="--workers")
     token, token_file, created = resolve_token(data, token)
     if token_file is not None:
         how = "created with mode 0600" if created else "existing"
@@ -170,10 +175,6 @@ def serve(data: Path, database_url: str | None, fuseau: str | None, journal: Pat
     settings = Settings(data=data, token=token, max_body=max_body, lock_timeout=lock_timeout,
                         fuseau=fuseau, journal=journal, body_timeout=body_timeout,
                         metrics_public=metrics_public, database_url=database_url)
-    if workers > 1 and not settings.database.is_postgres:
-        raise click.BadParameter("several workers need PostgreSQL (--database-url "
-                                 "postgresql://...): on SQLite they would only queue on "
-                                 "its write lock", param_hint="--workers")
     click.echo(f"events in {_where(settings)}", err=True)
     try:  # fail before serving, with a message, rather than in the lifespan
         with open_services(settings, run_projections=False):
@@ -631,7 +632,8 @@ def rapport(data: Path, database_url: str | None, fuseau: str | None, journal: P
 def migrate(data: Path, source: str, target: str) -> None:
     """Copy every stored event of --from into --to (ids, payloads and recu_le unchanged,
     in the same order; events already there are skipped, so running it again copies
-    nothing), rebuild the bilan there by replay, and check it equals the source's.
+    nothing new), rebuild the bilan there by replay, and check it equals the source's
+    (unless the target has taken events of its own since).
     Stop the server on --from first, or run it again afterwards for the tail."""
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeRemainingColumn())
@@ -647,6 +649,9 @@ def migrate(data: Path, source: str, target: str) -> None:
             result = migrate_store(data, source, target, progress)
         except (ValueError, MigrationMismatch, StoreUnavailable, ProjectionMismatch) as exc:
             raise click.ClickException(str(exc)) from None
+    checked = ("its bilan equal to the source's" if result.en_plus == 0 else
+               f"not compared with the source's: the target holds {result.en_plus:,} "
+               "events of its own")
     click.echo(f"copied {result.copies:,} events ({result.deja:,} already there) from "
                f"{redact(source)} to {redact(target)}; {result.projection} rebuilt there "
-               f"({result.evenements:,} events), its bilan equal to the source's")
+               f"({result.evenements:,} events), {checked}")

@@ -226,6 +226,7 @@ def test_migrate_to_postgres_round_trips_every_event_and_the_bilan(
     with fresh_postgres() as target:
         first = cli("migrate", "--data", str(server.data), "--from", source, "--to", target)
         assert f"copied {len(corpus):,} events (0 already there)" in first
+        assert "its bilan equal to the source's" in first
         again = cli("migrate", "--data", str(server.data), "--from", source, "--to", target)
         assert f"copied 0 events ({len(corpus):,} already there)" in again
         # Every stored event, conflicts included, byte for byte and in the same order.
@@ -242,6 +243,15 @@ def test_migrate_to_postgres_round_trips_every_event_and_the_bilan(
                 ("groupes",) if par else ())
             assert {k: moved[k] for k in keys} == {k: original[k] for k in keys}, par
             assert moved["provenance"]["fuseau"] == FUSEAU
+        # The target then takes traffic of its own: migrating again still works, and says
+        # why it cannot compare the bilans any more.
+        from tests.conftest import EXAMPLE_CORRECTION
+
+        own = tmp_path / "own.jsonl"
+        own.write_text(json.dumps(EXAMPLE_CORRECTION) + "\n")
+        cli("import", "--data", str(server.data), "--database-url", target, str(own))
+        later = cli("migrate", "--data", str(server.data), "--from", source, "--to", target)
+        assert "copied 0 events" in later and "1 events of its own" in later
 
 
 def test_replay_under_v1_reproduces_the_live_bilan_and_the_server_follows(
