@@ -176,7 +176,8 @@ class CatchUpRunner:
         self._wakeup.set()
 
     async def wait_for(self, position: int, timeout: float) -> bool:
-        """Wait, without holding a thread, until the projection has folded up to
+        """Wait, without blocking the event loop (each look runs in a worker thread),
+        until the projection has folded up to
         ``position`` (a notification id) and joined every complete journal line, or
         ``timeout`` seconds pass.
 
