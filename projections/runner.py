@@ -177,9 +177,8 @@ class CatchUpRunner:
 
     async def wait_for(self, position: int, timeout: float) -> bool:
         """Wait, without blocking the event loop (each look runs in a worker thread),
-        until the projection has folded up to
-        ``position`` (a notification id) and joined every complete journal line, or
-        ``timeout`` seconds pass.
+        until the projection has folded up to ``position`` (a notification id) and joined
+        every complete journal line, or ``timeout`` seconds pass.
 
         Returns whether both were reached. Polls every 20 ms: folds by other processes
         send no signal. Raises ``PersistenceError``.
