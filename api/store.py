@@ -241,10 +241,10 @@ class EventStore(Application[UUID]):
                 ) -> Appended:
         try:
             for _ in range(SAVE_ATTEMPTS):
-                stored = self._stored(list(first_seen))
+                stored = self.stored(list(first_seen))
                 new = [(sid, ev) for sid, ev in first_seen.items() if sid not in stored]
                 conflicts = self._conflicts(first_seen, stored, repeats)
-                unseen = set(conflicts) - self._stored(list(conflicts))
+                unseen = set(conflicts) - self.stored(list(conflicts))
                 try:
                     if new or unseen:
                         self.recorder.insert_events(
@@ -265,10 +265,10 @@ class EventStore(Application[UUID]):
 
     def _conflicts(self, first_seen: dict[UUID, Received], stored: set[UUID],
                    repeats: list[tuple[UUID, Received]]
-                   ) -> dict[UUID, list[tuple[str, Received, str]]]:
+                   ) -> dict[UUID, list[tuple[Received, str]]]:
         """The doublons whose content differs from the version kept (the stored one, or
-        the batch's first occurrence), by conflict stream: ``[(canonical payload, event,
-        kept version's client), ...]`` (one entry per differing doublon of the batch).
+        the batch's first occurrence), by conflict stream: ``[(event, kept version's
+        client), ...]`` (one entry per differing doublon of the batch).
         Only doublons are canonicalised and compared (one read of the stored payloads of
         those already stored), so a batch of new events costs nothing here."""
         candidates = [(sid, ev) for sid, ev in first_seen.items() if sid in stored]
@@ -276,15 +276,14 @@ class EventStore(Application[UUID]):
         if not candidates:
             return {}
         kept = self._stored_payloads([sid for sid, _ in candidates if sid in stored])
-        conflicts: dict[UUID, list[tuple[str, Received, str]]] = {}
+        conflicts: dict[UUID, list[tuple[Received, str]]] = {}
         for sid, ev in candidates:
             if sid not in kept:  # repeated in the batch, first occurrence new
                 first = first_seen[sid]
                 kept[sid] = (canonical(first.payload), first.client)
             text, client = canonical(ev.payload), kept[sid][1]
             if text != kept[sid][0]:
-                conflicts.setdefault(conflict_stream_id(ev.id, text), []).append(
-                    (text, ev, client))
+                conflicts.setdefault(conflict_stream_id(ev.id, text), []).append((ev, client))
         return conflicts
 
     def _stored_payloads(self, ids: list[UUID]) -> dict[UUID, tuple[str, str]]:
@@ -301,7 +300,7 @@ class EventStore(Application[UUID]):
             payloads[event.originator_id] = (canonical(payload), payload["client"])
         return payloads
 
-    def _conflict_events(self, conflicts: dict[UUID, list[tuple[str, Received, str]]],
+    def _conflict_events(self, conflicts: dict[UUID, list[tuple[Received, str]]],
                          unseen: set[UUID], stamps: dict[int, str]) -> list[StoredEvent]:
         # The state ConflitRecu's fields give, as the library's mapper would store it: the
         # version as received (its stream id is of its canonical text, so re-sending the
@@ -309,11 +308,10 @@ class EventStore(Application[UUID]):
         now = self._clock()
         encode = self.mapper.transcoder.encode
         return [StoredEvent(sid, 1, CONFLIT_TOPIC,
-                            encode({"timestamp": now,
-                                    "payload": payload_text(versions[0][1].payload),
-                                    "recu_le": stamps.get(id(versions[0][1])) or iso_utc(now),
-                                    "client": versions[0][2]}))
-                for sid, versions in conflicts.items() if sid in unseen]
+                            encode({"timestamp": now, "payload": payload_text(ev.payload),
+                                    "recu_le": stamps.get(id(ev)) or iso_utc(now),
+                                    "client": client}))
+                for sid, [(ev, client), *_] in conflicts.items() if sid in unseen]
 
     def head(self) -> int:
         """The store's last notification id (0 when empty). Raises ``PersistenceError``."""
@@ -327,15 +325,11 @@ class EventStore(Application[UUID]):
         return self._streams.count_up_to(position, head)
 
     def stored(self, ids: Sequence[UUID]) -> set[UUID]:
-        """Those of ``ids`` that have a stream in the store: one query (``migrate`` copies
-        the others). Raises ``PersistenceError``."""
-        return self._stored(list(ids))
-
-    def _stored(self, ids: list[UUID]) -> set[UUID]:
-        """Those of ``ids`` that already have a stream: one query per batch."""
+        """Those of ``ids`` that have a stream in the store: one query (a batch's
+        existence check; ``migrate`` copies the others). Raises ``PersistenceError``."""
         if not ids:
             return set()
-        return {row[0] for row in self._streams.select("originator_version", ids)}
+        return {row[0] for row in self._streams.select("originator_version", list(ids))}
 
     def _new_events(self, evenements: Sequence[tuple[UUID, Received]],
                     stamps: dict[int, str]) -> list[StoredEvent]:

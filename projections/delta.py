@@ -96,21 +96,13 @@ class Tally:
     corrections: int = 0
     evenements: int = 0
 
-    def add(self, figures: Figures) -> None:
-        """Add one event's ``contribution`` (or any ``Figures``)."""
+    def add(self, figures: Figures | Tally) -> None:
+        """Add one event's ``contribution``, or another tally's sums."""
         self.delegations += figures.delegations
         self.evites += figures.evites
         self.pilotage += figures.pilotage
         self.corrections += figures.corrections
         self.evenements += figures.evenements
-
-    def add_tally(self, other: Tally) -> None:
-        """Add another tally's sums."""
-        self.delegations += other.delegations
-        self.evites += other.evites
-        self.pilotage += other.pilotage
-        self.corrections += other.corrections
-        self.evenements += other.evenements
 
     def figures(self) -> Figures:
         """These sums as the domain's immutable ``Figures``."""

@@ -73,9 +73,8 @@ class CatchUpRunner:
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def fold_page(self, limit: int | None = None) -> int:
-        """Fold the next page of at most ``limit`` notifications (default ``page_size``),
-        if any; return how many were folded.
+    def fold_page(self) -> int:
+        """Fold the next page of notifications, if any; return how many were folded.
 
         Raises the view's or recorder's ``PersistenceError`` (an ``IntegrityError`` when
         another runner folded the page first).
@@ -83,7 +82,7 @@ class CatchUpRunner:
         projection = self.projection  # one projection per page, even across a switch
         position = projection.position()
         page = self.recorder.select_notifications(
-            start=position + 1, limit=limit or self.page_size, inclusive_of_start=True
+            start=position + 1, limit=self.page_size, inclusive_of_start=True
         )
         if not page:
             return 0

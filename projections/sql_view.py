@@ -260,7 +260,7 @@ class SqlBilanView(BilanView):
         groups: defaultdict[tuple[str, str, str], Tally] = defaultdict(Tally)
         for (client, demande_id), d in delta.demandes.items():
             for champ, valeur in valeurs.get(demande_id, ()):
-                groups[(champ, valeur, client)].add_tally(d.figures)
+                groups[(champ, valeur, client)].add(d.figures)
         self._add_groups(c, name, groups.items())
 
     def _add_groups(self, c: Cursor, name: str,
