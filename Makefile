@@ -19,7 +19,7 @@ run: $(STAMP)
 	$(BIN)/miam-economies serve
 
 test: $(STAMP)
-	$(BIN)/ruff check domain projections api tests bench
+	$(BIN)/ruff check miam_economies domain projections api tests bench
 	$(BIN)/python -m pytest
 
 # Benchmarks are never timed tests: they print figures as ratios against a reference.

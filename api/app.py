@@ -31,17 +31,17 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Route, request_response
 
-from api.auth import BearerAuth
-from api.body import BodyTooLarge, MalformedBody, SlowBody, parse_json, read_capped
-from api.limits import HeaderCap
-from api.observability import METRICS_STATE, OUTCOME, Metrics, RequestObserver
-from api.openapi import openapi_document
-from api.report import render_report
-from api.services import Services, open_services
-from api.settings import Settings
-from api.store import Appended, StoreUnavailable
-from domain.bilan import check_bounds
-from domain.validation import SchemaError, validate_batch
+from miam_economies.api.auth import BearerAuth
+from miam_economies.api.body import BodyTooLarge, MalformedBody, SlowBody, parse_json, read_capped
+from miam_economies.api.limits import HeaderCap
+from miam_economies.api.observability import METRICS_STATE, OUTCOME, Metrics, RequestObserver
+from miam_economies.api.openapi import openapi_document
+from miam_economies.api.report import render_report
+from miam_economies.api.services import Services, open_services
+from miam_economies.api.settings import Settings
+from miam_economies.api.store import Appended, StoreUnavailable
+from miam_economies.domain.bilan import check_bounds
+from miam_economies.domain.validation import SchemaError, validate_batch
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from starlette.requests import Request
 
-from domain.strict_json import NotStrictJson, loads_strict
+from miam_economies.domain.strict_json import NotStrictJson, loads_strict
 
 
 class BodyTooLarge(Exception):

@@ -37,37 +37,37 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from api.app import create_app
-from api.backends import Database, redact
-from api.limits import MAX_HEADERS, guarded_h11
-from api.miam import read_bilan
-from api.migrate import MigrationMismatch
-from api.migrate import migrate as migrate_store
-from api.observability import configure_request_log
-from api.projector import follow
-from api.replay import (
+from miam_economies.api.app import create_app
+from miam_economies.api.backends import Database, redact
+from miam_economies.api.limits import MAX_HEADERS, guarded_h11
+from miam_economies.api.miam import read_bilan
+from miam_economies.api.migrate import MigrationMismatch
+from miam_economies.api.migrate import migrate as migrate_store
+from miam_economies.api.observability import configure_request_log
+from miam_economies.api.projector import follow
+from miam_economies.api.replay import (
     ReplayRefused,
     UnknownFormula,
     formula_named,
     list_anomalies,
     read_only_store,
 )
-from api.replay import compare as compare_formulas
-from api.replay import replay as replay_history
-from api.report import render_report
-from api.services import open_services
-from api.settings import (
+from miam_economies.api.replay import compare as compare_formulas
+from miam_economies.api.replay import replay as replay_history
+from miam_economies.api.report import render_report
+from miam_economies.api.services import open_services
+from miam_economies.api.settings import (
     DEFAULT_DATA,
     DEFAULT_MAX_BODY,
     Settings,
     resolve_token,
 )
-from api.store import StoreUnavailable
-from api.transfer import check_files, export_lines, import_files
-from api.workers import WORKER_APP, WORKER_HTTP, worker_environment
-from domain.bilan import Figures, check_bounds
-from domain.formulas import FORMULES
-from projections.view import ProjectionMismatch
+from miam_economies.api.store import StoreUnavailable
+from miam_economies.api.transfer import check_files, export_lines, import_files
+from miam_economies.api.workers import WORKER_APP, WORKER_HTTP, worker_environment
+from miam_economies.domain.bilan import Figures, check_bounds
+from miam_economies.domain.formulas import FORMULES
+from miam_economies.projections.view import ProjectionMismatch
 
 _data = click.option(
     "--data", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_DATA,

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from api.services import open_services
-from api.settings import DEFAULT_DATA, Settings, machine_fuseau
-from api.store import iso_utc
-from domain.formulas import V1
-from projections.view import BilanSnapshot
+from miam_economies.api.services import open_services
+from miam_economies.api.settings import DEFAULT_DATA, Settings, machine_fuseau
+from miam_economies.api.store import iso_utc
+from miam_economies.domain.formulas import V1
+from miam_economies.projections.view import BilanSnapshot
 
 
 def read_bilan(data: Path | str = DEFAULT_DATA, *, par: str | None = None,

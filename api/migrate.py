@@ -20,10 +20,10 @@ from typing import Any
 
 from eventsourcing.persistence import IntegrityError, StoredEvent
 
-from api.backends import Database
-from api.services import build_projection, open_services, open_view
-from api.settings import Settings
-from api.store import SAVE_ATTEMPTS, EventStore, StoreUnavailable
+from miam_economies.api.backends import Database
+from miam_economies.api.services import build_projection, open_services, open_view
+from miam_economies.api.settings import Settings
+from miam_economies.api.store import SAVE_ATTEMPTS, EventStore, StoreUnavailable
 
 PAGE = 2_000
 """Stored events read from the source, checked and inserted per transaction."""

@@ -22,10 +22,10 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api.services import Services
-from api.store import Appended, iso_utc
+from miam_economies.api.services import Services
+from miam_economies.api.store import Appended, iso_utc
 
-log = logging.getLogger("api.requests")
+log = logging.getLogger("miam_economies.requests")
 """One JSON line per request, at INFO (``miam-economies serve`` prints them on stderr)."""
 
 METRICS_STATE = "economies_metrics"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from domain.validation import MAX_BATCH, MAX_SAFE_INTEGER, MAX_STRING
+from miam_economies.domain.validation import MAX_BATCH, MAX_SAFE_INTEGER, MAX_STRING
 
 _COUNTER = {"type": "integer", "minimum": 0, "maximum": MAX_SAFE_INTEGER}
 _SIGNED = {"type": "integer", "minimum": -MAX_SAFE_INTEGER, "maximum": MAX_SAFE_INTEGER}

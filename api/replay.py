@@ -16,15 +16,15 @@ from dataclasses import replace
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from api.services import REPLAY_PAGE, build_projection, open_services
-from api.settings import Settings, machine_fuseau
-from api.store import EventStore
-from api.transfer import stored_events
-from domain.anomalies import anomalies
-from domain.events import ConflitRecu
-from domain.formulas import FORMULES
-from projections.bilan import projection_name
-from projections.delta import PageDelta
+from miam_economies.api.services import REPLAY_PAGE, build_projection, open_services
+from miam_economies.api.settings import Settings, machine_fuseau
+from miam_economies.api.store import EventStore
+from miam_economies.api.transfer import stored_events
+from miam_economies.domain.anomalies import anomalies
+from miam_economies.domain.events import ConflitRecu
+from miam_economies.domain.formulas import FORMULES
+from miam_economies.projections.bilan import projection_name
+from miam_economies.projections.delta import PageDelta
 
 Progress = Callable[[int, int], None]
 """Called with (events folded, events in the store) as a replay advances."""

@@ -19,10 +19,10 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 from pygal.style import Style
 
-from api.services import Services
-from api.store import iso_utc
-from domain.bilan import Figures
-from projections.view import INCONNU
+from miam_economies.api.services import Services
+from miam_economies.api.store import iso_utc
+from miam_economies.domain.bilan import Figures
+from miam_economies.projections.view import INCONNU
 
 JOURNAL_FIELDS = ("preset", "format")
 """Journal fields whose taux de reprise the report ranks (contract: "le détail par preset
@@ -159,7 +159,7 @@ def charts(data: Mapping[str, Any]) -> dict[str, Markup]:
     return out
 
 
-_TEMPLATES = Environment(loader=PackageLoader("api", "templates"),
+_TEMPLATES = Environment(loader=PackageLoader("miam_economies.api", "templates"),
                          autoescape=select_autoescape(["html"]))
 _TEMPLATES.filters["tokens"] = _tokens
 _TEMPLATES.filters["taux"] = lambda v: "-" if v is None else f"{v:.1%}"

@@ -20,18 +20,18 @@ from zoneinfo import ZoneInfo
 from eventsourcing.persistence import IntegrityError, PersistenceError
 from eventsourcing.postgres import PostgresDatastore
 
-from api.backends import Database
-from api.settings import Settings, machine_fuseau
-from api.store import EventStore, iso_utc
-from domain.bilan import check_bounds
-from domain.formulas import FORMULES, V1
-from projections.bilan import BilanProjection, projection_name
-from projections.journal import JournalFollower
-from projections.postgres_view import PostgresBilanView
-from projections.runner import CatchUpRunner
-from projections.sql_view import SqlBilanView
-from projections.sqlite_view import SQLiteBilanView, ViewDatastore
-from projections.view import ProjectionMismatch, ProjectionSettings
+from miam_economies.api.backends import Database
+from miam_economies.api.settings import Settings, machine_fuseau
+from miam_economies.api.store import EventStore, iso_utc
+from miam_economies.domain.bilan import check_bounds
+from miam_economies.domain.formulas import FORMULES, V1
+from miam_economies.projections.bilan import BilanProjection, projection_name
+from miam_economies.projections.journal import JournalFollower
+from miam_economies.projections.postgres_view import PostgresBilanView
+from miam_economies.projections.runner import CatchUpRunner
+from miam_economies.projections.sql_view import SqlBilanView
+from miam_economies.projections.sqlite_view import SQLiteBilanView, ViewDatastore
+from miam_economies.projections.view import ProjectionMismatch, ProjectionSettings
 
 log = logging.getLogger(__name__)
 

@@ -42,9 +42,9 @@ from eventsourcing.postgres import PostgresApplicationRecorder
 from eventsourcing.utils import Environment, EnvType
 from psycopg.rows import tuple_row
 
-from api.backends import SQLITE, Database
-from api.transcoder import OrjsonTranscoder
-from domain.events import (
+from miam_economies.api.backends import SQLITE, Database
+from miam_economies.api.transcoder import OrjsonTranscoder
+from miam_economies.domain.events import (
     CONFLIT_TOPIC,
     TOPICS,
     Received,

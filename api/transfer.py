@@ -17,11 +17,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from api.settings import DEFAULT_MAX_BODY
-from api.store import EventStore, iso_utc
-from domain.events import ConflitRecu, EvenementRecu, Received, from_payload, parse_instant
-from domain.strict_json import NotStrictJson, loads_strict
-from domain.validation import MAX_BATCH, validate_event
+from miam_economies.api.settings import DEFAULT_MAX_BODY
+from miam_economies.api.store import EventStore, iso_utc
+from miam_economies.domain.events import (
+    ConflitRecu,
+    EvenementRecu,
+    Received,
+    from_payload,
+    parse_instant,
+)
+from miam_economies.domain.strict_json import NotStrictJson, loads_strict
+from miam_economies.domain.validation import MAX_BATCH, validate_event
 
 RECU_LE = "recu_le"
 """The key an exported line adds to the event as received (contract, point 3)."""

@@ -17,8 +17,13 @@ from __future__ import annotations
 
 from functools import singledispatch
 
-from domain.events import Correction, Delegation, Pilotage, Received
-from domain.formulas import counts_serveur, cout_correction, cout_pilotage, evites_serveur
+from miam_economies.domain.events import Correction, Delegation, Pilotage, Received
+from miam_economies.domain.formulas import (
+    counts_serveur,
+    cout_correction,
+    cout_pilotage,
+    evites_serveur,
+)
 
 KINDS = ("evites", "estimation", "par_subagent", "cout", "id")
 """Every anomaly kind, in the order they are reported."""

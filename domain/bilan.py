@@ -16,9 +16,9 @@ from functools import singledispatch
 from math import floor
 from typing import Any
 
-from domain.events import Correction, Delegation, Pilotage, Received, parse_instant
-from domain.formulas import Formule
-from domain.tarifs import tarif
+from miam_economies.domain.events import Correction, Delegation, Pilotage, Received, parse_instant
+from miam_economies.domain.formulas import Formule
+from miam_economies.domain.tarifs import tarif
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
-from domain.events import Correction, Delegation, Estimation, Pilotage, Usage
-from domain.tarifs import ratios
+from miam_economies.domain.events import Correction, Delegation, Estimation, Pilotage, Usage
+from miam_economies.domain.tarifs import ratios
 
 
 def js_round_div(numerator: int, denominator: int) -> int:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from domain.events import (
+from miam_economies.domain.events import (
     OUTILS,
     RETOURS,
     SCHEMA,

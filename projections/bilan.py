@@ -17,10 +17,10 @@ from typing import Any
 from eventsourcing.persistence import Tracking
 from eventsourcing.projection import Projection
 
-from domain.events import EvenementRecu
-from domain.formulas import V1, Formule
-from projections.delta import PageDelta
-from projections.view import BilanSnapshot, BilanView
+from miam_economies.domain.events import EvenementRecu
+from miam_economies.domain.formulas import V1, Formule
+from miam_economies.projections.delta import PageDelta
+from miam_economies.projections.view import BilanSnapshot, BilanView
 
 
 def projection_name(formule: str, fuseau: str) -> str:

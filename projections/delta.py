@@ -18,9 +18,9 @@ from typing import Any
 
 import orjson
 
-from domain.anomalies import anomalies
-from domain.bilan import Figures, FiguresModele, contribution, jour, parts_pilotage
-from domain.events import (
+from miam_economies.domain.anomalies import anomalies
+from miam_economies.domain.bilan import Figures, FiguresModele, contribution, jour, parts_pilotage
+from miam_economies.domain.events import (
     CONFLIT_TOPIC,
     ConflitRecu,
     Correction,
@@ -30,7 +30,7 @@ from domain.events import (
     Received,
     from_payload,
 )
-from domain.formulas import Formule
+from miam_economies.domain.formulas import Formule
 
 
 def _loads_payload(text: str) -> Any:

@@ -16,8 +16,8 @@ import logging
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from domain.strict_json import NotStrictJson, loads_strict
-from projections.view import BilanView, JournalLine
+from miam_economies.domain.strict_json import NotStrictJson, loads_strict
+from miam_economies.projections.view import BilanView, JournalLine
 
 log = logging.getLogger(__name__)
 

@@ -30,8 +30,8 @@ from eventsourcing.postgres import PostgresDatastore, PostgresTrackingRecorder
 from psycopg.rows import tuple_row
 from psycopg.sql import SQL
 
-from projections.sql_view import SqlBilanView, view_tables
-from projections.view import ProjectionMismatch
+from miam_economies.projections.sql_view import SqlBilanView, view_tables
+from miam_economies.projections.view import ProjectionMismatch
 
 SCHEMA_VERSION = 4
 """Version of the view's tables, in ``bilan_schema`` (the SQLite view's numbering)."""

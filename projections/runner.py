@@ -20,9 +20,9 @@ from zoneinfo import ZoneInfo
 
 from eventsourcing.persistence import ApplicationRecorder, IntegrityError, Mapper
 
-from domain.formulas import FORMULES
-from projections.bilan import BilanProjection
-from projections.journal import JournalFollower
+from miam_economies.domain.formulas import FORMULES
+from miam_economies.projections.bilan import BilanProjection
+from miam_economies.projections.journal import JournalFollower
 
 log = logging.getLogger(__name__)
 

@@ -24,9 +24,9 @@ from typing import Any
 
 from eventsourcing.persistence import IntegrityError, Tracking
 
-from domain.bilan import Figures, FiguresModele
-from projections.delta import PageDelta, Tally
-from projections.view import (
+from miam_economies.domain.bilan import Figures, FiguresModele
+from miam_economies.projections.delta import PageDelta, Tally
+from miam_economies.projections.view import (
     INCONNU,
     BilanSnapshot,
     BilanView,

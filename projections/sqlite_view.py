@@ -21,8 +21,8 @@ from eventsourcing.sqlite import (
     SQLiteTrackingRecorder,
 )
 
-from projections.sql_view import JOURNAL_TABLES, TABLES, SqlBilanView, view_tables
-from projections.view import ProjectionMismatch
+from miam_economies.projections.sql_view import JOURNAL_TABLES, TABLES, SqlBilanView, view_tables
+from miam_economies.projections.view import ProjectionMismatch
 
 SCHEMA_VERSION = 4
 """``PRAGMA user_version`` of the view's tables: an older file is rebuilt from the store, a

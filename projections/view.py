@@ -14,8 +14,8 @@ from typing import Any
 
 from eventsourcing.persistence import Tracking, TrackingRecorder
 
-from domain.bilan import Figures, total
-from projections.delta import PageDelta
+from miam_economies.domain.bilan import Figures, total
+from miam_economies.projections.delta import PageDelta
 
 INCONNU = "(inconnu)"
 """Group key of demandes without a value for the journal field asked (SPEC, "Breakdowns")."""

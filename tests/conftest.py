@@ -26,8 +26,8 @@ import httpx
 import psycopg
 import pytest
 
-from api.services import Services, open_services
-from api.settings import Settings
+from miam_economies.api.services import Services, open_services
+from miam_economies.api.settings import Settings
 
 TOKEN = "test-token"
 EXAMPLES = Path(__file__).parents[1] / "examples"

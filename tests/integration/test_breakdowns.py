@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from api.miam import net_du_jour, read_bilan
-from api.services import Services, open_services
-from api.settings import Settings
-from domain.validation import validate_batch
-from projections.view import ProjectionMismatch
+from miam_economies.api.miam import net_du_jour, read_bilan
+from miam_economies.api.services import Services, open_services
+from miam_economies.api.settings import Settings
+from miam_economies.domain.validation import validate_batch
+from miam_economies.projections.view import ProjectionMismatch
 from tests.conftest import EXAMPLE_BATCH, EXAMPLE_CORRECTION, TOKEN, LiveServer
 
 DELEGATION, PILOTAGE = EXAMPLE_BATCH["evenements"]
@@ -178,9 +178,9 @@ def test_miam_reads_the_bilan_and_todays_net_without_a_server(tmp_path: Path) ->
 
 def test_a_journal_line_longer_than_the_read_limit_is_skipped_not_stuck(
         services: Services, monkeypatch: pytest.MonkeyPatch) -> None:
-    import projections.journal
+    from miam_economies.projections import journal
 
-    monkeypatch.setattr(projections.journal, "READ_LIMIT", 64)  # a small limit, same logic
+    monkeypatch.setattr(journal, "READ_LIMIT", 64)  # a small limit, same logic
     append(services, DELEGATION)
     services.settings.journal_path.write_text(
         json.dumps({"demande_id": "dem-x", "blob": "y" * 500}) + "\n"

@@ -11,9 +11,9 @@ import asyncio
 import time
 from pathlib import Path
 
-from api.services import MAX_DEFER, Services, open_services
-from api.settings import Settings
-from domain.validation import validate_batch
+from miam_economies.api.services import MAX_DEFER, Services, open_services
+from miam_economies.api.settings import Settings
+from miam_economies.domain.validation import validate_batch
 from tests.conftest import TOKEN
 from tests.corpus import generate
 

@@ -17,9 +17,9 @@ from typing import Any
 import httpx
 import pytest
 
-from api.report import report_data
-from api.services import Services
-from domain.validation import validate_batch
+from miam_economies.api.report import report_data
+from miam_economies.api.services import Services
+from miam_economies.domain.validation import validate_batch
 from tests.conftest import EXAMPLE_BATCH, TOKEN, LiveServer
 from tests.corpus import generate, journal_lines
 

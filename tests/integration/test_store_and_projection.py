@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from eventsourcing.persistence import DatetimeAsISO, IntegrityError, JSONTranscoder, Mapper
 
-from api.services import Services, open_services
-from api.settings import Settings
-from api.store import EventStore, sqlite_env
-from domain.events import DelegationRecue, stream_id
-from domain.validation import validate_batch
+from miam_economies.api.services import Services, open_services
+from miam_economies.api.settings import Settings
+from miam_economies.api.store import EventStore, sqlite_env
+from miam_economies.domain.events import DelegationRecue, stream_id
+from miam_economies.domain.validation import validate_batch
 from tests.conftest import EXAMPLE_BATCH, TOKEN
 from tests.corpus import expected_bilan, generate
 

@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.strict_json import _SLOW, _loads_fast
+from miam_economies.domain.strict_json import _SLOW, _loads_fast
 
 SCALARS = (st.none() | st.booleans()
            | st.integers(min_value=-(2**70), max_value=2**70)
@@ -58,7 +58,7 @@ def test_integers_past_64_bits_and_escapes_step_aside() -> None:
 
 def test_nesting_orjson_reads_but_cannot_write_steps_aside() -> None:
     # orjson reads 1,024 levels but writes 254: the re-encoding must not raise (a 500).
-    from domain.strict_json import loads_strict
+    from miam_economies.domain.strict_json import loads_strict
 
     body = b'{"evenements": ' + b"[" * 300 + b"]" * 300 + b"}"
     assert _loads_fast(body) is _SLOW

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from api.backends import Database, redact
-from api.settings import Settings
+from miam_economies.api.backends import Database, redact
+from miam_economies.api.settings import Settings
 
 
 def test_the_default_is_the_sqlite_file_in_the_data_directory() -> None:

@@ -17,11 +17,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domain.bilan import Figures, FiguresModele, check_day, jour, parts_pilotage, total
-from domain.events import Pilotage, from_payload
-from domain.formulas import V1
-from domain.validation import SchemaError, validate_batch
-from projections.delta import DelegationVue, PageDelta
+from miam_economies.domain.bilan import (
+    Figures,
+    FiguresModele,
+    check_day,
+    jour,
+    parts_pilotage,
+    total,
+)
+from miam_economies.domain.events import Pilotage, from_payload
+from miam_economies.domain.formulas import V1
+from miam_economies.domain.validation import SchemaError, validate_batch
+from miam_economies.projections.delta import DelegationVue, PageDelta
 from tests.conftest import EXAMPLE_BATCH, EXAMPLE_CORRECTION
 
 EXAMPLE_DELEGATION, EXAMPLE_PILOTAGE = EXAMPLE_BATCH["evenements"]

@@ -8,9 +8,16 @@ from typing import Any
 
 import pytest
 
-from domain.bilan import Figures, contribution
-from domain.events import Correction, Delegation, Estimation, Pilotage, Usage, from_payload
-from domain.formulas import (
+from miam_economies.domain.bilan import Figures, contribution
+from miam_economies.domain.events import (
+    Correction,
+    Delegation,
+    Estimation,
+    Pilotage,
+    Usage,
+    from_payload,
+)
+from miam_economies.domain.formulas import (
     FORMULES,
     V1,
     cout_correction,

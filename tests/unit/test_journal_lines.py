@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from projections.journal import parse_line
-from projections.view import JournalLine
+from miam_economies.projections.journal import parse_line
+from miam_economies.projections.view import JournalLine
 
 
 def test_a_line_keeps_its_scalar_fields_as_text_and_drops_the_rest() -> None:

@@ -16,9 +16,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.anomalies import KINDS, anomalies
-from domain.events import Correction, Delegation, Pilotage, from_payload
-from domain.formulas import (
+from miam_economies.domain.anomalies import KINDS, anomalies
+from miam_economies.domain.events import Correction, Delegation, Pilotage, from_payload
+from miam_economies.domain.formulas import (
     FORMULES,
     PONDERE,
     V1,
@@ -27,7 +27,7 @@ from domain.formulas import (
     js_round,
     poids,
 )
-from domain.tarifs import RATIOS_PAR_DEFAUT, TARIFS, Tarif, ratios, tarif
+from miam_economies.domain.tarifs import RATIOS_PAR_DEFAUT, TARIFS, Tarif, ratios, tarif
 from tests.conftest import EXAMPLE_BATCH, EXAMPLE_CORRECTION
 
 # --- Builders -----------------------------------------------------------------------------
@@ -628,7 +628,7 @@ def test_anomalies_of_something_that_is_not_an_event_raises_type_error(
 
 
 def test_a_model_name_matches_a_price_row_only_up_to_a_dash() -> None:
-    from domain.tarifs import tarif
+    from miam_economies.domain.tarifs import tarif
 
     assert tarif("claude-opus-40") is None
     assert tarif("claude-opus-4") is not None
@@ -636,7 +636,7 @@ def test_a_model_name_matches_a_price_row_only_up_to_a_dash() -> None:
 
 
 def test_pondere_recomputes_the_delegations_counts_from_the_raw_counters() -> None:
-    from domain.formulas import PONDERE
+    from miam_economies.domain.formulas import PONDERE
 
     payload = copy.deepcopy(EXAMPLE_BATCH["evenements"][0])
     payload["estimation"]["lus"] = 1  # a wrong plugin figure: lus is 4100 - 100 = 4000

@@ -1,0 +1,53 @@
+"""miam-economies: the token savings of MIAM's Claude Code plugin, kept as an event store
+and read as an order-proof bilan.
+
+The names a host app (MIAM) uses, importable from here (SPEC, "Installed as a library"):
+
+* ``economies_routes(ops=True)``: the routes to put in the host's Starlette app;
+* ``open_economies(settings)``: the async context manager the host's lifespan enters;
+* ``Settings``: where the data lives and how the routes behave;
+* ``economies_section(data, par=...)`` and ``net_du_jour(client, data)``: the bilan from
+  Python, without a server; ``read_bilan(data)`` for the whole snapshot.
+
+Everything else lives in the three sub-packages, ``miam_economies.domain`` (pure),
+``miam_economies.projections`` (read models) and ``miam_economies.api`` (the edges and the
+use cases). In the repository they are the top-level folders ``domain/``,
+``projections/`` and ``api/``; this folder links to them (ADR-0041).
+
+The names load on first use, so ``import miam_economies.domain`` stays free of Starlette
+and the store.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from miam_economies.api.app import economies_routes, open_economies
+    from miam_economies.api.miam import economies_section, net_du_jour, read_bilan
+    from miam_economies.api.settings import Settings
+
+__all__ = ["Settings", "economies_routes", "economies_section", "net_du_jour",
+           "open_economies", "read_bilan"]
+
+_HOMES = {
+    "economies_routes": "miam_economies.api.app",
+    "open_economies": "miam_economies.api.app",
+    "economies_section": "miam_economies.api.miam",
+    "net_du_jour": "miam_economies.api.miam",
+    "read_bilan": "miam_economies.api.miam",
+    "Settings": "miam_economies.api.settings",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name from its module on first use (PEP 562)."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'miam_economies' has no attribute {name!r}")
+    return getattr(import_module(home), name)
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
