@@ -29,10 +29,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from miam_economies.api.store import iso_utc, payload_text
+from miam_economies.api.store.application import payload_text
 from miam_economies.domain.bilan import Figures, contribution, jour
 from miam_economies.domain.events import from_payload
 from miam_economies.domain.formulas import V1
+from miam_economies.domain.instants import iso_utc
 from miam_economies.domain.strict_json import NotStrictJson, loads_strict
 from miam_economies.domain.validation import SchemaError, validate_batch
 

@@ -48,9 +48,9 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from miam_economies.api.replay import replay
-from miam_economies.api.services import open_services
-from miam_economies.api.settings import Settings
+from miam_economies.api.service.bootstrap import open_services
+from miam_economies.api.service.replay import replay
+from miam_economies.api.service.settings import Settings
 from miam_economies.domain.validation import validate_batch
 from tests.conftest import TOKEN, _free_port, fresh_postgres
 from tests.corpus import generate, journal_lines

@@ -16,8 +16,9 @@ from functools import singledispatch
 from math import floor
 from typing import Any
 
-from miam_economies.domain.events import Correction, Delegation, Pilotage, Received, parse_instant
+from miam_economies.domain.events import Correction, Delegation, Pilotage, Received
 from miam_economies.domain.formulas import Formule
+from miam_economies.domain.instants import parse_instant
 from miam_economies.domain.tarifs import tarif
 
 

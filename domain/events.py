@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any, Literal, TypeAlias
 from uuid import NAMESPACE_URL, UUID, uuid5
 
@@ -132,24 +131,6 @@ class Correction(Evenement):
 
 
 Received: TypeAlias = Delegation | Pilotage | Correction
-
-
-def parse_instant(date: str) -> datetime:
-    """The aware datetime of an ISO 8601 ``date`` with an offset (``Z`` or ``+hh:mm``).
-
-    Python 3.11's ``fromisoformat`` takes at most 6 fraction digits: further ones (the
-    contract allows nanoseconds) are dropped. Raises ``ValueError`` for an invalid date.
-    """
-    try:
-        # Python 3.11 reads toISOString()'s form (3 fraction digits, "Z") directly.
-        return datetime.fromisoformat(date)
-    except ValueError:
-        pass
-    head, dot, rest = date.partition(".")
-    if dot:
-        digits = len(rest) - len(rest.lstrip("0123456789"))
-        date = f"{head}.{rest[:min(digits, 6)].ljust(6, '0')}{rest[digits:]}"
-    return datetime.fromisoformat(date.replace("Z", "+00:00"))
 
 
 def from_payload(payload: Mapping[str, Any]) -> Received:

@@ -19,8 +19,8 @@ from miam_economies.domain.events import (
     TYPES,
     Received,
     from_payload,
-    parse_instant,
 )
+from miam_economies.domain.instants import parse_instant
 
 MAX_BATCH = 500
 """Events per batch at most (contract, "Transport": ATTENTE_MAX)."""

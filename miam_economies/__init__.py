@@ -24,20 +24,20 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from miam_economies.api.app import economies_routes, open_economies
-    from miam_economies.api.miam import economies_section, net_du_jour, read_bilan
-    from miam_economies.api.settings import Settings
+    from miam_economies.api.http.app import economies_routes, open_economies
+    from miam_economies.api.service.reading import economies_section, net_du_jour, read_bilan
+    from miam_economies.api.service.settings import Settings
 
 __all__ = ["Settings", "economies_routes", "economies_section", "net_du_jour",
            "open_economies", "read_bilan"]
 
 _HOMES = {
-    "economies_routes": "miam_economies.api.app",
-    "open_economies": "miam_economies.api.app",
-    "economies_section": "miam_economies.api.miam",
-    "net_du_jour": "miam_economies.api.miam",
-    "read_bilan": "miam_economies.api.miam",
-    "Settings": "miam_economies.api.settings",
+    "economies_routes": "miam_economies.api.http.app",
+    "open_economies": "miam_economies.api.http.app",
+    "economies_section": "miam_economies.api.service.reading",
+    "net_du_jour": "miam_economies.api.service.reading",
+    "read_bilan": "miam_economies.api.service.reading",
+    "Settings": "miam_economies.api.service.settings",
 }
 
 

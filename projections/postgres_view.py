@@ -30,7 +30,8 @@ from eventsourcing.postgres import PostgresDatastore, PostgresTrackingRecorder
 from psycopg.rows import tuple_row
 from psycopg.sql import SQL
 
-from miam_economies.projections.sql_view import SqlBilanView, view_tables
+from miam_economies.projections.sql_schema import view_tables
+from miam_economies.projections.sql_view import SqlBilanView
 from miam_economies.projections.view import ProjectionMismatch
 
 SCHEMA_VERSION = 4

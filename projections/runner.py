@@ -21,8 +21,8 @@ from zoneinfo import ZoneInfo
 from eventsourcing.persistence import ApplicationRecorder, IntegrityError, Mapper
 
 from miam_economies.domain.formulas import FORMULES
-from miam_economies.projections.bilan import BilanProjection
 from miam_economies.projections.journal import JournalFollower
+from miam_economies.projections.projection import BilanProjection
 
 log = logging.getLogger(__name__)
 

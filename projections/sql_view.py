@@ -1,10 +1,10 @@
-"""``BilanView`` in SQL, shared by the SQLite and PostgreSQL views (ADR-0004, ADR-0031).
+"""``BilanView`` in SQL, shared by the SQLite and PostgreSQL views (ADR-0004, ADR-0031):
+the writes (a page's fold, the journal's join) and the control of projections (settings,
+activation, reset); the reads are ``sql_reads``'s, the tables ``sql_schema``'s.
 
-Every table is keyed by ``projection`` (the tracking name, ``bilan:<formule>:<fuseau>``)
-so a replay builds beside the live projection (ADR-0009). Writes start with the tracking
-(or journal offset) row: it is the arbiter between runners (ADR-0007), and on SQLite it
-takes the write lock before any read, so a read-then-write never fails on a stale snapshot
-(NOTES-eventsourcing, pitfalls).
+Writes start with the tracking (or journal offset) row: it is the arbiter between
+runners (ADR-0007), and on SQLite it takes the write lock before any read, so a
+read-then-write never fails on a stale snapshot (NOTES-eventsourcing, pitfalls).
 
 The statements are written once, with ``?`` placeholders and SQL both dialects read alike
 (upserts with ``excluded.``, ``RETURNING``, partial indexes). A backend gives its
@@ -17,36 +17,26 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import replace
 from typing import Any
 
 from eventsourcing.persistence import IntegrityError, Tracking
 
-from miam_economies.domain.bilan import Figures, FiguresModele
+from miam_economies.domain.bilan import Figures
 from miam_economies.projections.delta import PageDelta, Tally
+from miam_economies.projections.sql_reads import SqlReads
+from miam_economies.projections.sql_schema import TABLES, Cursor
 from miam_economies.projections.view import (
-    INCONNU,
-    BilanSnapshot,
     BilanView,
     JournalLine,
     ProjectionMismatch,
     ProjectionSettings,
 )
 
-Cursor = Any
-"""A DB-API cursor whose ``execute``/``executemany`` take ``?`` placeholders."""
-
 _CHUNK = 500  # ids per IN (...) list: far below either backend's bound on parameters
 
-_FIGURES = "delegations, evites, pilotage, corrections"
 _FIGURES_OF_D = "d.delegations, d.evites, d.pilotage, d.corrections"
-TABLES = ("bilan_clients", "bilan_state", "bilan_jours", "bilan_modeles", "bilan_demandes",
-          "bilan_outils", "bilan_liens", "bilan_groupes", "bilan_anomalies")
-"""The tables keyed by projection."""
-JOURNAL_TABLES = ("journal_valeurs", "journal_demandes", "journal_suivi")
-"""The tables keyed by journal file."""
 
 
 def _add_all(table: str, *columns: str) -> str:
@@ -60,101 +50,19 @@ def _chunks(items: Sequence[Any]) -> Iterator[Sequence[Any]]:
         yield items[i:i + _CHUNK]
 
 
-def view_tables(text: str, integer: str, boolean: str, without_rowid: str) -> list[str]:
-    """The view's ``CREATE TABLE``/``CREATE INDEX`` statements in a dialect's column types:
-    ``text`` (keys compared as code points by both: the smallest delegation id, the
-    order of groups), ``integer`` (64-bit), ``boolean``, and ``without_rowid`` (SQLite's
-    table option, or empty)."""
-    figures = (f"delegations {integer} NOT NULL, evites {integer} NOT NULL, "
-               f"pilotage {integer} NOT NULL, corrections {integer} NOT NULL")
-    t, i, b, w = text, integer, boolean, without_rowid
-    return [
-        f"CREATE TABLE IF NOT EXISTS bilan_state (projection {t} PRIMARY KEY, "
-        f"evenements {i} NOT NULL, fuseau {t} NOT NULL, "
-        f"fuseau_explicite {b} NOT NULL, journal {t} NOT NULL, "
-        f"journal_explicite {b} NOT NULL, formule {t} NOT NULL){w}",
-        # Which projection serves: one row, switched in one statement (ADR-0009).
-        f"CREATE TABLE IF NOT EXISTS bilan_actif (cle {t} PRIMARY KEY, "
-        f"projection {t} NOT NULL){w}",
-        f"CREATE TABLE IF NOT EXISTS bilan_clients (projection {t}, client {t}, "
-        f"{figures}, evenements {i} NOT NULL, conflits {i} NOT NULL, "
-        f"PRIMARY KEY (projection, client)){w}",
-        f"CREATE TABLE IF NOT EXISTS bilan_anomalies (projection {t}, client {t}, "
-        f"kind {t}, nombre {i} NOT NULL, PRIMARY KEY (projection, client, kind)){w}",
-        f"CREATE TABLE IF NOT EXISTS bilan_jours (projection {t}, jour {t}, client {t}, "
-        f"{figures}, PRIMARY KEY (projection, jour, client)){w}",
-        f"CREATE TABLE IF NOT EXISTS bilan_modeles (projection {t}, modele {t}, "
-        f"client {t}, tours {i} NOT NULL, input_tokens {i} NOT NULL, "
-        f"output_tokens {i} NOT NULL, cache_read_input_tokens {i} NOT NULL, "
-        f"cache_creation_input_tokens {i} NOT NULL, cout {i} NOT NULL, "
-        f"PRIMARY KEY (projection, modele, client)){w}",
-        # One row per (client, demande): its figures (pilotage = its parts), the
-        # pilotages and corrections it holds, and its delegation (delegation_id NULL
-        # until one arrives; attributes of the smallest id, counts summed: ADR-0006).
-        f"CREATE TABLE IF NOT EXISTS bilan_demandes (projection {t}, demande_id {t}, "
-        f"client {t}, {figures}, pilotages {i} NOT NULL, "
-        f"corrections_nombre {i} NOT NULL, delegation_id {t}, agent_id {t}, "
-        f"par_subagent {b}, retour {t}, methode {t}, "
-        f"tokens_entree {i} NOT NULL, tokens_sortie {i} NOT NULL, "
-        f"lus {i} NOT NULL, ecrits {i} NOT NULL, consigne {i} NOT NULL, "
-        f"rendus {i} NOT NULL, PRIMARY KEY (projection, demande_id, client))",
-        # Demandes still waiting for their delegation: conservation reads only these.
-        "CREATE INDEX IF NOT EXISTS bilan_demandes_en_attente ON bilan_demandes "
-        "(projection) WHERE delegations = 0",
-        "CREATE INDEX IF NOT EXISTS bilan_demandes_id ON bilan_demandes (demande_id)",
-        # Which pilotages and corrections reach which demande: en_attente counts those
-        # reaching a demande without delegation (read through the partial index).
-        f"CREATE TABLE IF NOT EXISTS bilan_liens (projection {t}, demande_id {t}, "
-        f"client {t}, event_id {t}, "
-        f"PRIMARY KEY (projection, demande_id, client, event_id)){w}",
-        f"CREATE TABLE IF NOT EXISTS bilan_outils (projection {t}, demande_id {t}, "
-        f"client {t}, outil {t}, cout {i} NOT NULL, nombre {i} NOT NULL, "
-        f"PRIMARY KEY (projection, demande_id, client, outil)){w}",
-        # Figures of the demandes that have a journal value, per (field, value, client).
-        f"CREATE TABLE IF NOT EXISTS bilan_groupes (projection {t}, champ {t}, "
-        f"valeur {t}, client {t}, {figures}, "
-        f"PRIMARY KEY (projection, champ, valeur, client)){w}",
-        # Per journal file (chemin): its first line per demande, the scalar values
-        # of those lines, and how far it was read (fichier: device:inode).
-        f"CREATE TABLE IF NOT EXISTS journal_valeurs (chemin {t}, demande_id {t}, "
-        f"champ {t}, valeur {t} NOT NULL, PRIMARY KEY (chemin, demande_id, champ)){w}",
-        f"CREATE TABLE IF NOT EXISTS journal_demandes (chemin {t}, demande_id {t}, "
-        f"PRIMARY KEY (chemin, demande_id)){w}",
-        f"CREATE TABLE IF NOT EXISTS journal_suivi (chemin {t} PRIMARY KEY, "
-        f"position {i} NOT NULL, fichier {t}, lignes {i} NOT NULL, "
-        f"malformees {i} NOT NULL, sans_demande {i} NOT NULL){w}",
-    ]
 
-
-class SqlBilanView(BilanView):
+class SqlBilanView(SqlReads, BilanView):
     """``BilanView`` in SQL (see ``BilanView``); a backend subclass mixes it with its
     library tracking recorder and gives ``_write``, ``_read``, ``tracking_table`` and
     ``EN_ATTENTE``."""
-
-    EN_ATTENTE = ("SELECT count(DISTINCT l.event_id) FROM bilan_demandes AS d "
-                  "JOIN bilan_liens AS l ON l.projection = d.projection "
-                  "AND l.demande_id = d.demande_id AND l.client = d.client "
-                  "WHERE d.projection = ? AND d.delegations = 0")
-    """Pilotages and corrections reaching a demande still without its delegation."""
-
-    @property
-    @abstractmethod
-    def tracking_table(self) -> str:
-        """The library's tracking table (positions by projection name)."""
 
     @abstractmethod
     def _write(self) -> AbstractContextManager[Cursor]:
         """A write transaction, committed on normal exit, rolled back on an exception."""
 
     @abstractmethod
-    def _read(self) -> AbstractContextManager[Cursor]:
-        """A read transaction: its statements all see one snapshot."""
-
-    @abstractmethod
     def _insert_tracking(self, c: Cursor, tracking: Tracking) -> None:
         """The library's monotonic tracking upsert (a page of one event)."""
-
-    # --- Writes ------------------------------------------------------------------------
 
     def fold(self, tracking: Tracking, delta: PageDelta, previous: int | None) -> None:
         """See ``BilanView.fold``."""
@@ -393,127 +301,3 @@ class SqlBilanView(BilanView):
                 if table != "bilan_state":
                     c.execute(f"DELETE FROM {table} WHERE projection = ?", (name,))
             c.execute("UPDATE bilan_state SET evenements = 0 WHERE projection = ?", (name,))
-
-    # --- Reads -------------------------------------------------------------------------
-
-    def journal_state(self, chemin: str) -> dict[str, Any]:
-        """See ``BilanView.journal_state``."""
-        with self._read() as c:
-            c.execute("SELECT position, fichier, lignes, malformees, sans_demande "
-                      "FROM journal_suivi WHERE chemin = ?", (chemin,))
-            row = c.fetchone() or (0, None, 0, 0, 0)
-        return dict(zip(("position", "fichier", "lignes", "malformees", "sans_demande"), row,
-                        strict=True))
-
-    def snapshot(self, name: str, formule: str, par: str | None = None,
-                 depuis: str | None = None, jusqu_au: str | None = None) -> BilanSnapshot:
-        """See ``BilanView.snapshot``."""
-        with self._read() as c:
-            c.execute(f"SELECT max(notification_id) FROM {self.tracking_table} "
-                      "WHERE application_name = ?", (name,))
-            position = c.fetchone()[0] or 0
-            c.execute("SELECT evenements, fuseau, journal FROM bilan_state "
-                      "WHERE projection = ?", (name,))
-            evenements, fuseau, journal = c.fetchone() or (0, None, None)
-            c.execute(f"SELECT client, {_FIGURES}, evenements, conflits FROM bilan_clients "
-                      "WHERE projection = ?", (name,))
-            rows = c.fetchall()
-            clients = {r[0]: Figures(*r[1:6]) for r in rows}
-            conflits = {r[0]: r[6] for r in rows}
-            c.execute("SELECT client, kind, nombre FROM bilan_anomalies WHERE projection = ? "
-                      "ORDER BY kind", (name,))
-            anomalies: defaultdict[str, dict[str, int]] = defaultdict(dict)
-            for client, kind, nombre in c.fetchall():
-                anomalies[client][kind] = nombre
-            # Pilotages and corrections reaching a demande still without its delegation.
-            c.execute(self.EN_ATTENTE, (name,))
-            en_attente = c.fetchone()[0]
-            groupes = None if par is None else self._groupes(
-                c, name, par, depuis, jusqu_au, clients)
-        return BilanSnapshot(formule, position, evenements, clients, en_attente, fuseau,
-                             par, groupes, anomalies, conflits)
-
-    def _groupes(self, c: Cursor, name: str, par: str, depuis: str | None,
-                 jusqu_au: str | None,
-                 clients: Mapping[str, Figures]) -> dict[str, dict[str, dict[str, Any]]]:
-        out: defaultdict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
-        if par == "client":
-            return {client: {client: f.as_dict()} for client, f in sorted(clients.items())}
-        if par == "jour":
-            c.execute(f"SELECT jour, client, {_FIGURES} FROM bilan_jours "
-                      "WHERE projection = ? AND jour >= ? AND jour <= ? ORDER BY jour",
-                      (name, depuis or "0000-00-00", jusqu_au or "9999-99-99"))
-        elif par == "modele":
-            c.execute("SELECT modele, client, tours, input_tokens, output_tokens, "
-                      "cache_read_input_tokens, cache_creation_input_tokens, cout "
-                      "FROM bilan_modeles WHERE projection = ? ORDER BY modele", (name,))
-            for modele, client, *counts in c.fetchall():
-                out[modele][client] = FiguresModele(*counts).as_dict(modele)
-            return dict(out)
-        elif par == "demande":
-            c.execute(f"SELECT demande_id, client, {_FIGURES} FROM bilan_demandes "
-                      "WHERE projection = ? ORDER BY demande_id", (name,))
-        else:
-            return self._journal_groups(c, name, par.removeprefix("journal."), clients)
-        for key, client, *figures in c.fetchall():
-            out[key][client] = Figures(*figures).as_dict()
-        return dict(out)
-
-    def _journal_groups(self, c: Cursor, name: str, champ: str,
-                        clients: Mapping[str, Figures]) -> dict[str, dict[str, dict[str, Any]]]:
-        c.execute(f"SELECT valeur, client, {_FIGURES} FROM bilan_groupes "
-                  "WHERE projection = ? AND champ = ? ORDER BY valeur", (name, champ))
-        known: defaultdict[str, dict[str, Figures]] = defaultdict(dict)
-        joined: defaultdict[str, Figures] = defaultdict(Figures)
-        for valeur, client, *figures in c.fetchall():
-            known[valeur][client] = Figures(*figures)
-            joined[client] += known[valeur][client]
-        # What no demande with a value for this field carries: total minus the groups.
-        rest = {client: replace(f, evenements=0) - joined[client]
-                for client, f in clients.items()}
-        out = {valeur: {client: f.as_dict() for client, f in clients.items()}
-               for valeur, clients in known.items()}
-        unknown = {client: f.as_dict() for client, f in rest.items() if f != Figures()}
-        if unknown:
-            out[INCONNU] = unknown
-        return out
-
-    def demande(self, name: str, demande_id: str) -> list[dict[str, Any]]:
-        """See ``BilanView.demande``."""
-        with self._read() as c:
-            c.execute(
-                f"SELECT client, {_FIGURES}, pilotages, corrections_nombre, delegation_id, "
-                "agent_id, par_subagent, retour, methode, tokens_entree, tokens_sortie, "
-                "lus, ecrits, consigne, rendus FROM bilan_demandes "
-                "WHERE projection = ? AND demande_id = ? ORDER BY client", (name, demande_id))
-            rows = c.fetchall()
-            c.execute("SELECT client, outil, cout, nombre FROM bilan_outils "
-                      "WHERE projection = ? AND demande_id = ? ORDER BY outil",
-                      (name, demande_id))
-            outils: defaultdict[str, dict[str, Any]] = defaultdict(dict)
-            for client, outil, cout, nombre in c.fetchall():
-                outils[client][outil] = {"cout": cout, "nombre": nombre}
-        entries = []
-        for (client, delegations, evites, pilotage, corrections, pilotages, nombre,
-             delegation_id, agent_id, par_subagent, retour, methode, *counts) in rows:
-            figures = Figures(delegations, evites, pilotage, corrections)
-            delegation = None if delegation_id is None else {
-                "id": delegation_id, "agent_id": agent_id,
-                "par_subagent": bool(par_subagent), "retour": retour,
-                "tokens_entree": counts[0], "tokens_sortie": counts[1],
-                "estimation": {"lus": counts[2], "ecrits": counts[3], "consigne": counts[4],
-                               "rendus": counts[5], "evites": evites, "methode": methode},
-            }
-            entries.append({
-                "demande_id": demande_id,
-                "client": client,
-                "delegation": delegation,
-                "pilotage": {"part": pilotage, "pilotages": pilotages},
-                "corrections": {"cout": corrections, "nombre": nombre,
-                                "par_outil": outils[client]},
-                "evites": evites,
-                "net": figures.net,
-                "taux_reprise": figures.taux_reprise,
-            })
-        return entries
-

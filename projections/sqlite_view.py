@@ -21,7 +21,8 @@ from eventsourcing.sqlite import (
     SQLiteTrackingRecorder,
 )
 
-from miam_economies.projections.sql_view import JOURNAL_TABLES, TABLES, SqlBilanView, view_tables
+from miam_economies.projections.sql_schema import JOURNAL_TABLES, TABLES, view_tables
+from miam_economies.projections.sql_view import SqlBilanView
 from miam_economies.projections.view import ProjectionMismatch
 
 SCHEMA_VERSION = 4

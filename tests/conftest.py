@@ -26,8 +26,9 @@ import httpx
 import psycopg
 import pytest
 
-from miam_economies.api.services import Services, open_services
-from miam_economies.api.settings import Settings
+from miam_economies.api.service.bootstrap import open_services
+from miam_economies.api.service.services import Services
+from miam_economies.api.service.settings import Settings
 
 TOKEN = "test-token"
 EXAMPLES = Path(__file__).parents[1] / "examples"

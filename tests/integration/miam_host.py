@@ -27,8 +27,8 @@ from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Route
 
-from miam_economies.api.app import economies_routes, open_economies
-from miam_economies.api.settings import Settings
+from miam_economies.api.http.app import economies_routes, open_economies
+from miam_economies.api.service.settings import Settings
 
 HOST_REFUSAL = "host: bearer token required"
 

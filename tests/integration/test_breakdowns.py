@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
-from miam_economies.api.miam import net_du_jour, read_bilan
-from miam_economies.api.services import Services, open_services
-from miam_economies.api.settings import Settings
+from miam_economies.api.service.bootstrap import open_services
+from miam_economies.api.service.reading import net_du_jour, read_bilan
+from miam_economies.api.service.services import Services
+from miam_economies.api.service.settings import Settings
 from miam_economies.domain.validation import validate_batch
 from miam_economies.projections.view import ProjectionMismatch
 from tests.conftest import EXAMPLE_BATCH, EXAMPLE_CORRECTION, TOKEN, LiveServer

@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from miam_economies.api.miam import economies_section, net_du_jour
+from miam_economies.api.service.reading import economies_section, net_du_jour
 from tests.conftest import EXAMPLE_BATCH
 from tests.integration.miam_host import HOST_REFUSAL
 

@@ -11,8 +11,9 @@ import asyncio
 import time
 from pathlib import Path
 
-from miam_economies.api.services import MAX_DEFER, Services, open_services
-from miam_economies.api.settings import Settings
+from miam_economies.api.service.bootstrap import MAX_DEFER, open_services
+from miam_economies.api.service.services import Services
+from miam_economies.api.service.settings import Settings
 from miam_economies.domain.validation import validate_batch
 from tests.conftest import TOKEN
 from tests.corpus import generate

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from miam_economies.api.replay import compare, list_anomalies, replay
-from miam_economies.api.services import open_services
-from miam_economies.api.settings import Settings
+from miam_economies.api.service.bootstrap import open_services
+from miam_economies.api.service.replay import compare, list_anomalies, replay
+from miam_economies.api.service.settings import Settings
 from miam_economies.domain.validation import validate_batch
 from tests.conftest import EXAMPLE_BATCH, TOKEN, LiveServer
 from tests.corpus import batches, generate
@@ -84,7 +84,7 @@ def test_replay_under_v1_reproduces_the_live_bilan_exactly(tmp_path: Path) -> No
 
 
 def test_the_projection_that_serves_cannot_be_rebuilt_in_place(tmp_path: Path) -> None:
-    from miam_economies.api.replay import ReplayRefused
+    from miam_economies.api.service.replay import ReplayRefused
 
     settings = Settings(data=tmp_path / "data", token=TOKEN, fuseau="UTC")
     load(settings, EXAMPLE_BATCH["evenements"])
@@ -142,8 +142,8 @@ def test_compare_is_a_dry_run_that_shows_each_formula(tmp_path: Path) -> None:
 
 
 def test_an_interrupted_replay_resumes_from_its_own_position(tmp_path: Path) -> None:
-    from miam_economies.api.services import build_projection
-    from miam_economies.projections.bilan import projection_name
+    from miam_economies.api.service.serving import build_projection
+    from miam_economies.projections.projection import projection_name
 
     settings = Settings(data=tmp_path / "data", token=TOKEN, fuseau="UTC")
     events = generate(2_000, seed=3)

@@ -17,8 +17,8 @@ from typing import Any
 import httpx
 import pytest
 
-from miam_economies.api.report import report_data
-from miam_economies.api.services import Services
+from miam_economies.api.http.report import report_data
+from miam_economies.api.service.services import Services
 from miam_economies.domain.validation import validate_batch
 from tests.conftest import EXAMPLE_BATCH, TOKEN, LiveServer
 from tests.corpus import generate, journal_lines

@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 from eventsourcing.persistence import DatetimeAsISO, IntegrityError, JSONTranscoder, Mapper
 
-from miam_economies.api.services import Services, open_services
-from miam_economies.api.settings import Settings
-from miam_economies.api.store import EventStore, sqlite_env
+from miam_economies.api.service.bootstrap import open_services
+from miam_economies.api.service.services import Services
+from miam_economies.api.service.settings import Settings
+from miam_economies.api.store.application import EventStore, sqlite_env
 from miam_economies.domain.events import DelegationRecue, stream_id
 from miam_economies.domain.validation import validate_batch
 from tests.conftest import EXAMPLE_BATCH, TOKEN

@@ -14,8 +14,8 @@ from itertools import groupby
 from pathlib import Path
 from typing import Any
 
-from miam_economies.api.store import EventStore, sqlite_env
-from miam_economies.api.transfer import import_files, stored_events
+from miam_economies.api.service.transfer import import_files, stored_events
+from miam_economies.api.store.application import EventStore, sqlite_env
 from tests.conftest import EXAMPLE_BATCH, EXAMPLE_CORRECTION, LiveServer
 from tests.corpus import generate
 

@@ -19,8 +19,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from miam_economies.api.services import open_services
-from miam_economies.api.settings import Settings
+from miam_economies.api.service.bootstrap import open_services
+from miam_economies.api.service.settings import Settings
 from miam_economies.domain.validation import validate_batch
 from tests.conftest import TOKEN, fresh_postgres
 from tests.corpus import expected_bilan

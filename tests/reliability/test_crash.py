@@ -18,8 +18,8 @@ from typing import Any
 
 import httpx
 
-from miam_economies.api.replay import compare
-from miam_economies.api.settings import Settings
+from miam_economies.api.service.replay import compare
+from miam_economies.api.service.settings import Settings
 from miam_economies.domain.events import stream_id
 from tests.conftest import TOKEN, LiveServer
 from tests.corpus import batches, generate
@@ -94,7 +94,7 @@ def test_kill_9_while_posting_loses_no_acknowledged_event(tmp_path: Path) -> Non
 
 
 def test_the_store_syncs_every_commit(tmp_path: Path) -> None:
-    from miam_economies.api.services import open_services
+    from miam_economies.api.service.bootstrap import open_services
 
     with open_services(Settings(data=tmp_path / "data", token=TOKEN, fuseau="UTC"),
                        run_projections=False) as services:

@@ -79,7 +79,7 @@ def test_no_cors_headers_are_ever_sent(server: LiveServer) -> None:
     ("", False), ("LOCALHOST", False),
 ])
 def test_only_loopback_hosts_are_served_without_the_flag(host: str, loopback: bool) -> None:
-    from miam_economies.api.cli import _is_loopback
+    from miam_economies.api.cli.serve import _is_loopback
 
     assert _is_loopback(host) is loopback
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from miam_economies.api.backends import Database, redact
-from miam_economies.api.settings import Settings
+from miam_economies.api.service.settings import Settings
+from miam_economies.api.store.backends import Database, redact
 
 
 def test_the_default_is_the_sqlite_file_in_the_data_directory() -> None:

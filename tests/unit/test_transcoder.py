@@ -19,7 +19,7 @@ from eventsourcing.persistence import (
 from hypothesis import given
 from hypothesis import strategies as st
 
-from miam_economies.api.transcoder import OrjsonTranscoder
+from miam_economies.api.store.transcoder import OrjsonTranscoder
 
 
 def library_transcoder() -> JSONTranscoder:

@@ -708,7 +708,7 @@ def test_a_content_length_of_thousands_of_digits_is_too_large_not_an_error() -> 
 
     from starlette.requests import Request
 
-    from miam_economies.api.body import BodyTooLarge, read_capped
+    from miam_economies.api.http.body import BodyTooLarge, read_capped
 
     scope = {"type": "http", "method": "POST", "path": "/economies", "headers": [
         (b"content-length", b"0" * 5_000 + b"5")]}

@@ -17,15 +17,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from miam_economies.api.settings import DEFAULT_MAX_BODY
-from miam_economies.api.store import EventStore, iso_utc
+from miam_economies.api.service.settings import DEFAULT_MAX_BODY
+from miam_economies.api.store.application import EventStore
 from miam_economies.domain.events import (
     ConflitRecu,
     EvenementRecu,
     Received,
     from_payload,
-    parse_instant,
 )
+from miam_economies.domain.instants import iso_utc, parse_instant
 from miam_economies.domain.strict_json import NotStrictJson, loads_strict
 from miam_economies.domain.validation import MAX_BATCH, validate_event
 

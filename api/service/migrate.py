@@ -20,10 +20,11 @@ from typing import Any
 
 from eventsourcing.persistence import IntegrityError, StoredEvent
 
-from miam_economies.api.backends import Database
-from miam_economies.api.services import build_projection, open_services, open_view
-from miam_economies.api.settings import Settings
-from miam_economies.api.store import SAVE_ATTEMPTS, EventStore, StoreUnavailable
+from miam_economies.api.service.bootstrap import open_services, open_store, open_view
+from miam_economies.api.service.serving import build_projection
+from miam_economies.api.service.settings import Settings
+from miam_economies.api.store.application import SAVE_ATTEMPTS, EventStore, StoreUnavailable
+from miam_economies.api.store.backends import Database
 
 PAGE = 2_000
 """Stored events read from the source, checked and inserted per transaction."""
@@ -121,7 +122,7 @@ def migrate(data: Path, source_url: str, target_url: str,
         name = source.projection.tracking_name
         recorded = source.projection.view.settings_of(name)
         assert recorded is not None
-        with closing(EventStore(env=target_db.store_env(lock_timeout))) as target:
+        with closing(open_store(target_db, lock_timeout)) as target:
             copied, already = copy_events(source.store, target, stage("copy"))
             view, datastore = open_view(target_db, lock_timeout)
             try:

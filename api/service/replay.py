@@ -16,15 +16,15 @@ from dataclasses import replace
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from miam_economies.api.services import REPLAY_PAGE, build_projection, open_services
-from miam_economies.api.settings import Settings, machine_fuseau
-from miam_economies.api.store import EventStore
-from miam_economies.api.transfer import stored_events
+from miam_economies.api.service.bootstrap import open_services, open_store
+from miam_economies.api.service.serving import REPLAY_PAGE, build_projection
+from miam_economies.api.service.settings import Settings, machine_fuseau
+from miam_economies.api.service.transfer import stored_events
 from miam_economies.domain.anomalies import anomalies
 from miam_economies.domain.events import ConflitRecu
 from miam_economies.domain.formulas import FORMULES
-from miam_economies.projections.bilan import projection_name
 from miam_economies.projections.delta import PageDelta
+from miam_economies.projections.projection import projection_name
 
 Progress = Callable[[int, int], None]
 """Called with (events folded, events in the store) as a replay advances."""
@@ -91,14 +91,6 @@ def _following(settings: Settings) -> Settings:
     return replace(settings, fuseau=None)
 
 
-def read_only_store(settings: Settings) -> EventStore:
-    """The event store of ``settings.database``, opened to read only: no table is
-    created, nothing is written (``compare``, ``anomalies``, ``export``). Raises
-    ``PersistenceError``."""
-    return EventStore(env=settings.database.store_env(settings.lock_timeout,
-                                                      create_table=False))
-
-
 def _active_zone(settings: Settings) -> str:
     """The active projection's zone, read without writing (else the given or the
     machine's zone)."""
@@ -147,7 +139,7 @@ def compare(settings: Settings, formules: list[str], par: str = "client") -> dic
     formulas = [formula_named(name) for name in formules]
     zone = ZoneInfo(_active_zone(settings))
     deltas = [PageDelta(f, zone) for f in formulas]
-    with closing(read_only_store(settings)) as store:
+    with closing(open_store(settings.database, read_only=True)) as store:
         for stored in stored_events(store):
             for delta in deltas:
                 delta.add_stored(stored)
@@ -170,7 +162,7 @@ def list_anomalies(settings: Settings) -> Iterator[dict[str, Any]]:
     """Every stored event whose plugin figures disagree with the server's recomputation:
     ``{"id", "type", "client", "anomalies": [kinds], "recu_le"}``, in store order. Reads
     the store only."""
-    with closing(read_only_store(settings)) as store:
+    with closing(open_store(settings.database, read_only=True)) as store:
         for stored in stored_events(store):
             if isinstance(stored, ConflitRecu):
                 continue

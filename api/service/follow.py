@@ -18,8 +18,8 @@ from collections.abc import Callable
 import psycopg
 from psycopg import sql
 
-from miam_economies.api.backends import Database
-from miam_economies.api.services import Services
+from miam_economies.api.service.services import Services
+from miam_economies.api.store.backends import Database
 
 log = logging.getLogger(__name__)
 

@@ -19,9 +19,9 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 from pygal.style import Style
 
-from miam_economies.api.services import Services
-from miam_economies.api.store import iso_utc
+from miam_economies.api.service.services import Services
 from miam_economies.domain.bilan import Figures
+from miam_economies.domain.instants import iso_utc
 from miam_economies.projections.view import INCONNU
 
 JOURNAL_FIELDS = ("preset", "format")
@@ -159,7 +159,7 @@ def charts(data: Mapping[str, Any]) -> dict[str, Markup]:
     return out
 
 
-_TEMPLATES = Environment(loader=PackageLoader("miam_economies.api", "templates"),
+_TEMPLATES = Environment(loader=PackageLoader("miam_economies.api.http", "templates"),
                          autoescape=select_autoescape(["html"]))
 _TEMPLATES.filters["tokens"] = _tokens
 _TEMPLATES.filters["taux"] = lambda v: "-" if v is None else f"{v:.1%}"

@@ -42,8 +42,8 @@ from eventsourcing.postgres import PostgresApplicationRecorder
 from eventsourcing.utils import Environment, EnvType
 from psycopg.rows import tuple_row
 
-from miam_economies.api.backends import SQLITE, Database
-from miam_economies.api.transcoder import OrjsonTranscoder
+from miam_economies.api.store.backends import SQLITE, Database
+from miam_economies.api.store.transcoder import OrjsonTranscoder
 from miam_economies.domain.events import (
     CONFLIT_TOPIC,
     TOPICS,
@@ -52,6 +52,7 @@ from miam_economies.domain.events import (
     conflict_stream_id,
     stream_id,
 )
+from miam_economies.domain.instants import iso_utc
 
 log = logging.getLogger(__name__)
 
@@ -80,11 +81,6 @@ class Appended:
     recus: int
     doublons: int
     conflits: int = 0
-
-
-def iso_utc(moment: datetime) -> str:
-    """``moment`` as JavaScript's ``toISOString()`` writes it: ``2026-10-30T09:12:04.512Z``."""
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def sqlite_env(path: Path, lock_timeout: int = 5) -> dict[str, str]:

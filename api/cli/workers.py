@@ -20,10 +20,10 @@ from typing import Any
 
 from starlette.applications import Starlette
 
-from miam_economies.api.app import create_app
-from miam_economies.api.limits import guarded_h11
-from miam_economies.api.observability import configure_request_log
-from miam_economies.api.settings import Settings
+from miam_economies.api.cli.connections import guarded_h11
+from miam_economies.api.http.app import create_app
+from miam_economies.api.http.observer import configure_request_log
+from miam_economies.api.service.settings import Settings
 
 SETTINGS_VAR = "MIAM_ECONOMIES_WORKER_SETTINGS"
 """Environment variable holding a worker's ``Settings`` as JSON."""
@@ -31,10 +31,10 @@ SETTINGS_VAR = "MIAM_ECONOMIES_WORKER_SETTINGS"
 HEADER_TIMEOUT_VAR = "MIAM_ECONOMIES_HEADER_TIMEOUT"
 """Environment variable holding the header timeout, seconds (also the CLI's)."""
 
-WORKER_APP = "miam_economies.api.workers:app"
+WORKER_APP = "miam_economies.api.cli.workers:app"
 """The app factory uvicorn imports in each worker."""
 
-WORKER_HTTP = "miam_economies.api.workers:WorkerH11"
+WORKER_HTTP = "miam_economies.api.cli.workers:WorkerH11"
 """The h11 protocol class uvicorn imports in each worker."""
 
 _PATHS = ("data", "journal")

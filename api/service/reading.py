@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from miam_economies.api.services import open_services
-from miam_economies.api.settings import DEFAULT_DATA, Settings, machine_fuseau
-from miam_economies.api.store import iso_utc
+from miam_economies.api.service.bootstrap import open_services
+from miam_economies.api.service.settings import DEFAULT_DATA, Settings, machine_fuseau
 from miam_economies.domain.formulas import V1
+from miam_economies.domain.instants import iso_utc
 from miam_economies.projections.view import BilanSnapshot
 
 

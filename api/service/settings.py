@@ -13,7 +13,7 @@ from pathlib import Path
 
 import tzlocal
 
-from miam_economies.api.backends import SQLITE, Database
+from miam_economies.api.store.backends import SQLITE, Database
 
 DEFAULT_DATA = Path("logs/mcp")
 """MIAM's layout: the data directory, relative to the working directory."""

@@ -1,0 +1,149 @@
+"""``replay``, ``compare`` and ``anomalies``: the history under another formula or zone
+(ADR-0009)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from zoneinfo import ZoneInfoNotFoundError
+
+import click
+from rich import box
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    TextColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from miam_economies.api.cli.main import _check_zone, _progress, _store_settings, data_option, main
+from miam_economies.api.service.replay import (
+    ReplayRefused,
+    UnknownFormula,
+    formula_named,
+    list_anomalies,
+)
+from miam_economies.api.service.replay import compare as compare_formulas
+from miam_economies.api.service.replay import replay as replay_history
+from miam_economies.domain.formulas import FORMULES
+from miam_economies.projections.view import ProjectionMismatch
+
+
+@main.command()
+@data_option
+@click.option("--formule", required=True, metavar="NAME",
+              help=f"Formula to rebuild the bilan with: {', '.join(sorted(FORMULES))}.")
+@click.option("--fuseau", metavar="ZONE", help="Time zone of the rebuilt bilan's days "
+              "(default: the active bilan's).")
+@click.option("--reconstruire", is_flag=True,
+              help="Rebuild the projection from the first event even if it exists "
+                   "(not the one that serves).")
+def replay(data: Path, database_url: str | None, formule: str, fuseau: str | None,
+           reconstruire: bool) -> None:
+    """Rebuild the bilan from the event store under FORMULE (or ZONE), beside the one that
+    serves, then switch to it. A running server keeps serving and ingesting, and follows
+    the switch; interrupted, a replay resumes where it stopped."""
+    if fuseau is not None and not fuseau.strip():
+        raise click.BadParameter("give a zone, or leave the option out", param_hint="--fuseau")
+    settings = _store_settings(data, database_url)
+    try:  # refuse a bad formula or zone before drawing any progress
+        formula_named(formule)
+    except UnknownFormula as exc:
+        raise click.ClickException(str(exc)) from None
+    if fuseau is not None:
+        _check_zone(fuseau)
+    columns = (TextColumn("replay"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("events"), TextColumn("{task.fields[rate]}"),
+               TimeRemainingColumn())
+    with _progress(*columns) as bar:
+        task = bar.add_task("replay", total=None, rate="")
+        started = time.monotonic()
+        first: list[int] = []
+
+        def progress(done: int, total: int) -> None:
+            if not first:
+                first.append(done)
+            elapsed = max(time.monotonic() - started, 1e-9)
+            rate = f"{(done - first[0]) / elapsed:,.0f} events/s"
+            bar.update(task, completed=done, total=total, rate=rate)
+
+        try:
+            result = replay_history(settings, formule, fuseau, progress,
+                                    reconstruire=reconstruire)
+        except (UnknownFormula, ReplayRefused, ZoneInfoNotFoundError, ValueError,
+                ProjectionMismatch) as exc:
+            raise click.ClickException(str(exc)) from None
+    if result["active"] == result["projection"]:
+        click.echo(f"{result['projection']}: {result['evenements']:,} events folded; "
+                   "it serves the bilan")
+    else:
+        click.echo(f"{result['projection']}: {result['evenements']:,} events folded, but "
+                   f"another replay switched to {result['active']} meanwhile: not switched",
+                   err=True)
+
+
+@main.command()
+@data_option
+@click.option("--formules", required=True, metavar="A,B",
+              help="Formulas to compare, comma-separated (e.g. v1,pondere-v1).")
+@click.option("--par", type=click.Choice(["client", "jour", "modele"]), default="client",
+              show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+def compare(data: Path, database_url: str | None, formules: str, par: str,
+            as_json: bool) -> None:
+    """Show the bilan under several formulas side by side, per group. A dry run: nothing
+    is written, nothing switches."""
+    names = [name.strip() for name in formules.split(",") if name.strip()]
+    try:
+        result = compare_formulas(_store_settings(data, database_url), names, par)
+    except UnknownFormula as exc:
+        raise click.ClickException(str(exc)) from None
+    if as_json:
+        json.dump(result, sys.stdout, ensure_ascii=False, indent=2)
+        sys.stdout.write("\n")
+        return
+    table = Table(title=f"compare {', '.join(names)} par {par} (fuseau {result['fuseau']})",
+                  box=box.SIMPLE_HEAD)
+    if par != "client":
+        table.add_column(par)
+    table.add_column("client")
+    for name in names:
+        table.add_column(f"net {name}", justify="right")
+    if len(names) > 1:
+        table.add_column(f"{names[-1]} - {names[0]}", justify="right")
+    for key, clients in result["groupes"].items():
+        for client, by_formula in clients.items():
+            nets = [by_formula.get(name, {}).get("net", 0) for name in names]
+            table.add_row(*([key] if par != "client" else []), client,
+                          *(f"{n:,}" for n in nets),
+                          *([f"{nets[-1] - nets[0]:+,}"] if len(names) > 1 else []))
+    Console(width=None if sys.stdout.isatty() else 140).print(table)
+
+
+@main.command()
+@data_option
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+def anomalies(data: Path, database_url: str | None, as_json: bool) -> None:
+    """List the stored events whose plugin figures differ from the server's recomputation
+    (kinds: evites, estimation, par_subagent, cout, id)."""
+    found = 0
+    rows = list_anomalies(_store_settings(data, database_url))
+    table = Table(box=box.SIMPLE_HEAD)
+    for column in ("id", "type", "client", "anomalies", "recu_le"):
+        table.add_column(column)
+    for row in rows:
+        found += 1
+        if as_json:
+            sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")
+        else:
+            table.add_row(row["id"], row["type"], row["client"], ", ".join(row["anomalies"]),
+                          row["recu_le"])
+    if not as_json:
+        Console(width=None if sys.stdout.isatty() else 160).print(table)
+        click.echo(f"{found} event(s) with anomalies", err=True)
+
+

@@ -1,0 +1,128 @@
+"""The ``miam-economies`` command group, the options its commands share, and the helpers
+they share (progress bars, private files, usage errors).
+
+Thin over functions: each command resolves ``Settings`` from its flags and the
+``MIAM_ECONOMIES_*`` environment, then calls the service layer or the HTTP app.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import click
+from rich.console import Console
+from rich.progress import (
+    Progress,
+)
+
+from miam_economies.api.service.settings import (
+    DEFAULT_DATA,
+    Settings,
+)
+from miam_economies.api.store.backends import Database
+
+_data = click.option(
+    "--data", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_DATA,
+    envvar="MIAM_ECONOMIES_DATA", show_default=True, show_envvar=True,
+    help="Data directory: token file, and the SQLite event store and projections.",
+)
+_database_url = click.option(
+    "--database-url", envvar="MIAM_ECONOMIES_DATABASE_URL", show_envvar=True,
+    metavar="URL", callback=lambda ctx, param, value: _check_url(value),
+    help="Where the events and projections live: sqlite:///PATH (default: "
+         "DATA/economies.sqlite) or postgresql://USER@HOST:PORT/DBNAME (ADR-0031).",
+)
+
+
+def data_option(command: Any) -> Any:
+    """``--data DIR`` and ``--database-url URL`` (a command takes ``data`` and
+    ``database_url``)."""
+    return _data(_database_url(command))
+
+
+def _check_url(value: str | None) -> str | None:
+    """``value`` if it is a database URL ``api.backends`` reads, else a usage error."""
+    if value is not None:
+        try:
+            Database.parse(value)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--database-url") from None
+    return value
+fuseau_option = click.option(
+    "--fuseau", envvar="MIAM_ECONOMIES_TZ", show_envvar=True, metavar="ZONE",
+    help="IANA time zone the days are cut in (default: the projection's, or the machine's "
+         "for a new one).",
+)
+journal_option = click.option(
+    "--journal", type=click.Path(dir_okay=False, path_type=Path),
+    envvar="MIAM_ECONOMIES_JOURNAL", show_envvar=True,
+    help="MIAM's delegations.jsonl, joined by demande_id (default: DATA/delegations.jsonl).",
+)
+
+
+@click.group()
+def main() -> None:
+    """Token savings of MIAM's Claude Code plugin: ingestion and bilan."""
+
+
+def _progress(*columns: Any) -> Progress:
+    """A progress display on standard error, drawn only when it is a terminal: in a pipe
+    or a log file the command stays quiet."""
+    console = Console(stderr=True)
+    return Progress(*columns, console=console, disable=not console.is_terminal)
+
+
+def _check_zone(fuseau: str) -> None:
+    """Raise ``click.BadParameter`` unless ``fuseau`` is an IANA zone name."""
+    try:
+        ZoneInfo(fuseau)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise click.BadParameter(f"{fuseau!r} is not an IANA time zone (such as "
+                                 "Europe/Paris)", param_hint="--fuseau") from None
+
+
+def _store_settings(data: Path, database_url: str | None) -> Settings:
+    """The settings of an existing store; a usage error when there is none."""
+    settings = Settings(data=data, token="", database_url=database_url)
+    if not settings.database.exists():
+        raise click.ClickException(f"no event store in {data.resolve()} (pass --data)")
+    return settings
+
+
+def _where(settings: Settings) -> str:
+    """Where the events are, for a message (no password)."""
+    database = settings.database
+    return str(database) if database.is_postgres else str(database.path)
+
+
+@contextmanager
+def _output(out: Path | None) -> Iterator[Any]:
+    """Standard output, or ``out`` written beside and renamed once complete (an
+    interrupted export never leaves a truncated file under the asked name)."""
+    if out is None:
+        yield sys.stdout
+        sys.stdout.flush()
+        return
+    partial = out.with_name(out.name + ".partiel")
+    try:
+        with _private(partial) as f:
+            yield f
+        os.replace(partial, out)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def _private(path: Path) -> Any:
+    """``path`` opened for writing text, created (or truncated) with mode 0600: exports
+    and reports hold session ids and figures, like the data files (ADR-0010)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)  # an existing file keeps its mode otherwise
+    return open(fd, "w", encoding="utf-8", newline="\n")  # noqa: SIM115
+
+

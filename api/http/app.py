@@ -1,0 +1,115 @@
+"""The routes as a host app mounts them, and the standalone app (ADR-0021).
+
+``economies_routes()`` is the list of routes a host Starlette app (MIAM) puts beside its
+own, behind its own auth; each route carries the error policy (``errors``) and the request
+observation with it. ``open_economies(settings)`` opens the store, starts the projection
+runner and yields the lifespan state the routes read; the host enters it in its own
+lifespan. ``create_app`` is the standalone service built from the same parts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.exceptions import ExceptionMiddleware
+from starlette.routing import BaseRoute, Route, request_response
+
+from miam_economies.api.http.auth import BearerAuth
+from miam_economies.api.http.errors import EXCEPTION_HANDLERS
+from miam_economies.api.http.headers import HeaderCap
+from miam_economies.api.http.metrics import METRICS_STATE, Metrics
+from miam_economies.api.http.observer import RequestObserver
+from miam_economies.api.http.routes import (
+    STATE,
+    get_bilan,
+    get_demande,
+    get_metrics,
+    get_openapi,
+    get_rapport,
+    healthz,
+    post_economies,
+)
+from miam_economies.api.service.bootstrap import open_services
+from miam_economies.api.service.settings import Settings
+
+
+def _route(path: str, handler: Any, method: str) -> Route:
+    # The endpoint is an ASGI app carrying our error policy and observation, so the route
+    # behaves the same in a host app that knows neither.
+    endpoint = RequestObserver(
+        ExceptionMiddleware(request_response(handler), handlers=EXCEPTION_HANDLERS), path)
+    return Route(path, endpoint, methods=[method])
+
+
+ECONOMIES_ROUTES = [
+    _route("/economies", post_economies, "POST"),
+    _route("/economies/bilan", get_bilan, "GET"),
+    _route("/economies/demandes/{demande_id:path}", get_demande, "GET"),
+    _route("/economies/rapport", get_rapport, "GET"),
+]
+OPS_ROUTES = [
+    _route("/healthz", healthz, "GET"),
+    _route("/metrics", get_metrics, "GET"),
+    _route("/openapi.json", get_openapi, "GET"),
+]
+
+
+def economies_routes(*, ops: bool = True) -> list[BaseRoute]:
+    """The service's routes, as a plain list a host Starlette app puts beside its own
+    (ADR-0021): ``POST /economies``, ``GET /economies/bilan``,
+    ``GET /economies/demandes/{demande_id}``, ``GET /economies/rapport``, and with ``ops``
+    ``GET /healthz``, ``GET /metrics``, ``GET /openapi.json`` (leave them out when the
+    host has its own). They read the lifespan state that ``open_economies`` yields; the
+    host's middleware (its auth) runs before them.
+    """
+    return [*ECONOMIES_ROUTES, *(OPS_ROUTES if ops else [])]
+
+
+routes = economies_routes()
+"""Every route (``economies_routes()``), as a plain list."""
+
+
+@asynccontextmanager
+async def open_economies(settings: Settings) -> AsyncIterator[dict[str, Any]]:
+    """Open the event store and the projections under ``settings.data``, start the
+    projection runner, and yield the lifespan state the routes read
+    (``{"economies": Services, "economies_metrics": Metrics}``); on exit, stop the
+    runner and close the databases.
+
+    A host app enters it in its own lifespan and merges the state into its own::
+
+        async with open_economies(Settings(data=Path("logs/mcp"), token="")) as state:
+            yield {**state, **host_state}
+
+    ``settings.token`` is not used by the routes (the host's auth guards them).
+    Raises as ``api.services.open_services`` (``OSError``, ``ZoneInfoNotFoundError``,
+    ``ProjectionMismatch``, ``PersistenceError``).
+    """
+    with open_services(settings) as services:
+        yield {STATE: services, METRICS_STATE: Metrics(services)}
+
+
+def create_app(settings: Settings) -> Starlette:
+    """The standalone app: ``routes`` behind ``BearerAuth`` (``/healthz`` and
+    ``/openapi.json`` public, ``/metrics`` too with ``settings.metrics_public``), services
+    opened in lifespan, every request observed (refusals before routing included)."""
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
+        async with open_economies(settings) as state:
+            yield state
+
+    public = ("/healthz", "/openapi.json", *(("/metrics",) if settings.metrics_public
+                                               else ()))
+    return Starlette(
+        routes=routes,
+        middleware=[Middleware(RequestObserver),
+                    Middleware(HeaderCap),
+                    Middleware(BearerAuth, token=settings.token, public_paths=public)],
+        exception_handlers=EXCEPTION_HANDLERS,
+        lifespan=lifespan,
+    )

@@ -1,0 +1,138 @@
+"""The route handlers (SPEC, "Interfaces"): ``POST /economies`` validates, appends and
+acknowledges, nothing else (projection work happens in the runner); the reads answer from
+the projection's snapshots. Refusals are raised and answered by ``errors``.
+"""
+
+from __future__ import annotations
+
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+
+from miam_economies.api.http.body import parse_json, read_capped
+from miam_economies.api.http.errors import error_response
+from miam_economies.api.http.metrics import METRICS_STATE, Metrics
+from miam_economies.api.http.observer import OUTCOME
+from miam_economies.api.http.openapi import openapi_document
+from miam_economies.api.http.report import render_report
+from miam_economies.api.service.services import Services
+from miam_economies.api.store.application import Appended
+from miam_economies.domain.bilan import check_bounds
+from miam_economies.domain.validation import validate_batch
+
+STATE = "economies"
+"""Key of the ``Services`` in the lifespan state (``request.state.economies``)."""
+
+
+def _services(request: Request) -> Services:
+    return getattr(request.state, STATE)  # type: ignore[no-any-return]
+
+
+async def post_economies(request: Request) -> JSONResponse:
+    """Ingest one batch: 200 ``{"ok": true, "recus": n, "doublons": m}`` once durably stored,
+    plus ``"conflits": k`` when k doublons differ from the version kept.
+
+    413 / 408 / 400 / 422 / 503 come from ``EXCEPTION_HANDLERS``; a refused batch stores
+    nothing.
+    """
+    services = _services(request)
+    body = await read_capped(request, services.settings.max_body,
+                             services.settings.body_timeout)
+
+    def validate_and_append() -> Appended:
+        # Decoding 500 events is CPU work: keep it off the event loop, with the append.
+        return services.store.append(validate_batch(parse_json(body)))
+
+    with services.runner.ingesting():  # the projection waits for a quiet moment
+        appended = await run_in_threadpool(validate_and_append)
+    request.scope[OUTCOME] = appended  # for the request's log line and the metrics
+    answer = {"ok": True, "recus": appended.recus, "doublons": appended.doublons}
+    if appended.conflits:  # re-sent ids with other content: a plugin bug made visible
+        answer["conflits"] = appended.conflits
+    return JSONResponse(answer)
+
+
+async def get_bilan(request: Request) -> JSONResponse:
+    """The bilan snapshot; ``?par=`` adds a breakdown (``client``, ``jour``, ``modele``,
+    ``demande`` or a journal field), ``?depuis=``/``?jusqu_au=`` (``YYYY-MM-DD``,
+    inclusive) bound its days. With ``?attendre=1``, first wait (at most ``attendre_max``
+    s) until the projection has folded every event stored before this request."""
+    services = _services(request)
+    query = request.query_params
+    par = query.get("par") or None
+    bounds = {name: query[name] for name in ("depuis", "jusqu_au") if name in query}
+    try:
+        check_bounds(par, bounds.get("depuis"), bounds.get("jusqu_au"))
+    except ValueError as exc:
+        return error_response(400, str(exc))
+    waited = await _maybe_wait(request, services)
+    bilan = await run_in_threadpool(services.bilan, par, **bounds)
+    if waited is False:
+        bilan["provenance"]["attente_expiree"] = True
+    return JSONResponse(bilan)
+
+
+async def _maybe_wait(request: Request, services: Services) -> bool | None:
+    # ?attendre=1: read your own writes, bounded by attendre_max (SPEC, "Interfaces").
+    # None: not asked; False: the wait expired before the projection caught up.
+    if request.query_params.get("attendre") != "1":
+        return None
+    head = await run_in_threadpool(services.store.head)
+    return await services.runner.wait_for(head, services.settings.attendre_max)
+
+
+async def get_demande(request: Request) -> JSONResponse:
+    """One demande's figures (SPEC, ``GET /economies/demandes/{id}``); 404 if never seen.
+    ``?attendre=1`` as for the bilan."""
+    services = _services(request)
+    await _maybe_wait(request, services)
+    demande_id = request.path_params["demande_id"]
+    found = await run_in_threadpool(services.demande, demande_id)
+    if found is None:
+        return error_response(404, f"no event for demande {demande_id!r}")
+    return JSONResponse(found)
+
+
+async def get_rapport(request: Request) -> Response:
+    """The report (``api.report``): one self-contained HTML page; ``?depuis=`` and
+    ``?jusqu_au=`` (``YYYY-MM-DD``, inclusive) bound its period (400 when unsound)."""
+    services = _services(request)
+    query = request.query_params
+    bounds = {name: query[name] for name in ("depuis", "jusqu_au") if name in query}
+    try:
+        check_bounds("jour", bounds.get("depuis"), bounds.get("jusqu_au"))
+    except ValueError as exc:
+        return error_response(400, str(exc))
+    page = await run_in_threadpool(render_report, services, **bounds)
+    return HTMLResponse(page)
+
+
+async def healthz(request: Request) -> JSONResponse:
+    """Health, without auth: 200 ``{"ok": true, "tete": head, "position": folded,
+    "retard": head - folded}`` (notification ids; ``retard`` in events), or 503 with
+    ``erreur`` while the projection runner's last page failed (details in the server's
+    log only) or the store cannot be read."""
+    services = _services(request)
+    if services.runner.last_error is not None:
+        return error_response(503, "the projection runner is failing; see the server log")
+
+    def read() -> tuple[int, int]:  # two SQLite reads: off the event loop
+        return services.store.head(), services.projection.position()
+
+    head, position = await run_in_threadpool(read)
+    return JSONResponse({"ok": True, "tete": head, "position": position,
+                         "retard": max(0, head - position)})
+
+
+async def get_metrics(request: Request) -> Response:
+    """The metrics in Prometheus text format (``api.observability.Metrics``); behind the
+    bearer token unless ``Settings.metrics_public``."""
+    metrics: Metrics = getattr(request.state, METRICS_STATE)
+    body = await run_in_threadpool(metrics.exposition)
+    return Response(body, media_type=CONTENT_TYPE_PLAIN_0_0_4)
+
+
+async def get_openapi(request: Request) -> JSONResponse:
+    """The OpenAPI 3.0 document of these routes (``api.openapi``), without auth."""
+    return JSONResponse(openapi_document())

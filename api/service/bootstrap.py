@@ -1,0 +1,158 @@
+"""The composition root: the only place that builds the objects holding a resource
+(the event store, the bilan view and their connections, the projection runner and its
+thread), from one ``Settings``, and closes them again (ADR-0042).
+
+Nothing is built at import. The HTTP app, the CLI, the use cases and MIAM's own process
+all open what they need here: ``open_services`` for a process that serves or folds,
+``open_store`` and ``open_view`` for a use case that needs one of them alone.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from eventsourcing.persistence import PersistenceError
+from eventsourcing.postgres import PostgresDatastore
+
+from miam_economies.api.service.services import Services
+from miam_economies.api.service.serving import open_active
+from miam_economies.api.service.settings import Settings
+from miam_economies.api.store.application import EventStore
+from miam_economies.api.store.backends import Database
+from miam_economies.domain.formulas import FORMULES
+from miam_economies.projections.journal import JournalFollower
+from miam_economies.projections.postgres_view import PostgresBilanView
+from miam_economies.projections.projection import BilanProjection
+from miam_economies.projections.runner import CatchUpRunner
+from miam_economies.projections.sql_view import SqlBilanView
+from miam_economies.projections.sqlite_view import SQLiteBilanView, ViewDatastore
+
+log = logging.getLogger(__name__)
+
+
+def _create_private(path: Path) -> None:
+    """Create ``path`` empty with mode 0600, or make an existing one (and its -wal and -shm
+    files) 0600: SQLite gives those files the database file's mode, so the events stay
+    readable by their owner only (ADR-0010). Raises ``OSError``."""
+    with suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    for each in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        with suppress(FileNotFoundError):
+            if each.stat().st_mode & 0o077:
+                each.chmod(0o600)
+
+
+MAX_DEFER = 1.0
+"""Seconds the live runner may put off its next page while batches are being ingested
+(``CatchUpRunner``; ADR-0011): the bilan lags a burst of POSTs by about this much."""
+
+OPEN_ATTEMPTS = 5
+"""Times the store or the view is opened again when creating its tables failed: on
+PostgreSQL, processes starting at once (workers, ``project``) race on the catalog."""
+
+
+def _opened(open_: Callable[[], Any], database: Database) -> Any:
+    """``open_()``, tried again on PostgreSQL after a ``PersistenceError`` (a lost race on
+    ``CREATE ... IF NOT EXISTS``/``CREATE OR REPLACE FUNCTION``); raises the last one."""
+    for attempt in range(OPEN_ATTEMPTS):
+        try:
+            return open_()
+        except PersistenceError:
+            if not database.is_postgres or attempt == OPEN_ATTEMPTS - 1:
+                raise
+            time.sleep(0.1 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
+def open_store(database: Database, lock_timeout: int = 5, *,
+               read_only: bool = False) -> EventStore:
+    """The event store of ``database``, its tables created unless ``read_only`` (then
+    nothing is written: ``compare``, ``anomalies``, ``export``). ``lock_timeout``:
+    seconds. Raises the library's ``PersistenceError``."""
+    env = database.store_env(lock_timeout, create_table=not read_only)
+    return _opened(lambda: EventStore(env=env), database)  # type: ignore[no-any-return]
+
+
+def open_view(database: Database, lock_timeout: int = 5) -> tuple[SqlBilanView, Any]:
+    """The bilan view of ``database`` with its tables created, and its datastore (to
+    close): ``SQLiteBilanView`` in ``projections.sqlite`` beside an SQLite store, or
+    ``PostgresBilanView`` in the PostgreSQL database (ADR-0031). ``lock_timeout``:
+    seconds. Raises ``PersistenceError``, ``ProjectionMismatch`` (tables of a newer
+    release)."""
+    datastore: Any
+    view: SqlBilanView
+    if database.is_postgres:
+        datastore = PostgresDatastore(database.dbname, database.host, database.port,
+                                      database.user, database.password, pool_size=2,
+                                      max_overflow=2, connect_timeout=10,
+                                      lock_timeout=lock_timeout)
+        view = PostgresBilanView(datastore)
+    else:
+        datastore = ViewDatastore(str(database.projections_path), lock_timeout=lock_timeout)
+        view = SQLiteBilanView(datastore)
+    try:
+        _opened(view.create_table, database)
+    except BaseException:
+        datastore.close()
+        raise
+    return view, datastore
+
+
+@contextmanager
+def open_services(settings: Settings, *,
+                  run_projections: bool | None = None) -> Iterator[Services]:
+    """Open the store and the view of ``settings.database`` (SQLite files under
+    ``settings.data`` by default, or PostgreSQL); close them on exit.
+
+    With ``run_projections`` the runner follows the log (and MIAM's journal) in a
+    background thread, woken by every append of this process (ADR-0004); without, callers
+    run ``runner.catch_up()``. None (the default) runs it on SQLite only: on PostgreSQL
+    the projection is ``miam-economies project``'s, a process of its own (ADR-0031).
+    Raises ``ValueError`` for a malformed database URL, ``OSError`` when the data
+    directory cannot be created, ``ZoneInfoNotFoundError`` for an unknown ``fuseau``,
+    ``ProjectionMismatch`` when the view was built with another explicit zone or journal
+    (ADR-0008), and the library's ``PersistenceError`` when a database cannot be opened.
+    """
+    if settings.fuseau is not None:
+        ZoneInfo(settings.fuseau)  # an unknown zone fails before anything is created
+    database = settings.database
+    if run_projections is None:
+        run_projections = not database.is_postgres
+    settings.data.mkdir(parents=True, exist_ok=True)
+    if database.path is not None:
+        database.path.parent.mkdir(parents=True, exist_ok=True)
+        for path in (database.path, database.projections_path):
+            _create_private(path)
+    store = open_store(database, settings.lock_timeout)
+    try:
+        view, datastore = open_view(database, settings.lock_timeout)
+    except BaseException:
+        store.close()
+        raise
+    try:
+        recorded = open_active(view, store, settings)
+        settings = replace(settings, fuseau=recorded.fuseau, journal=Path(recorded.journal))
+        projection = BilanProjection(view, ZoneInfo(recorded.fuseau),
+                                     FORMULES[recorded.formule])
+        runner = CatchUpRunner(store.recorder, store.mapper, projection,
+                               journal=JournalFollower(view, Path(recorded.journal)),
+                               follow_active=True, poll_interval=settings.poll_interval,
+                               max_defer=MAX_DEFER)
+        store.on_append(runner.wake)
+        if run_projections:
+            runner.start()
+        try:
+            yield Services(settings, store, runner)
+        finally:
+            runner.stop()
+    finally:
+        datastore.close()
+        store.close()

@@ -1,0 +1,88 @@
+"""The bilan view's tables, in the column types of a dialect (ADR-0004, ADR-0031).
+
+Every table is keyed by ``projection`` (the tracking name, ``bilan:<formule>:<fuseau>``),
+so a replay builds beside the live projection (ADR-0009); the journal's tables are keyed by
+the journal file.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+Cursor = Any
+"""A DB-API cursor whose ``execute``/``executemany`` take ``?`` placeholders."""
+
+FIGURES = "delegations, evites, pilotage, corrections"
+"""The four summed figures' columns, in ``Figures``' order."""
+TABLES = ("bilan_clients", "bilan_state", "bilan_jours", "bilan_modeles", "bilan_demandes",
+          "bilan_outils", "bilan_liens", "bilan_groupes", "bilan_anomalies")
+"""The tables keyed by projection."""
+JOURNAL_TABLES = ("journal_valeurs", "journal_demandes", "journal_suivi")
+"""The tables keyed by journal file."""
+
+
+
+def view_tables(text: str, integer: str, boolean: str, without_rowid: str) -> list[str]:
+    """The view's ``CREATE TABLE``/``CREATE INDEX`` statements in a dialect's column types:
+    ``text`` (keys compared as code points by both: the smallest delegation id, the
+    order of groups), ``integer`` (64-bit), ``boolean``, and ``without_rowid`` (SQLite's
+    table option, or empty)."""
+    figures = (f"delegations {integer} NOT NULL, evites {integer} NOT NULL, "
+               f"pilotage {integer} NOT NULL, corrections {integer} NOT NULL")
+    t, i, b, w = text, integer, boolean, without_rowid
+    return [
+        f"CREATE TABLE IF NOT EXISTS bilan_state (projection {t} PRIMARY KEY, "
+        f"evenements {i} NOT NULL, fuseau {t} NOT NULL, "
+        f"fuseau_explicite {b} NOT NULL, journal {t} NOT NULL, "
+        f"journal_explicite {b} NOT NULL, formule {t} NOT NULL){w}",
+        # Which projection serves: one row, switched in one statement (ADR-0009).
+        f"CREATE TABLE IF NOT EXISTS bilan_actif (cle {t} PRIMARY KEY, "
+        f"projection {t} NOT NULL){w}",
+        f"CREATE TABLE IF NOT EXISTS bilan_clients (projection {t}, client {t}, "
+        f"{figures}, evenements {i} NOT NULL, conflits {i} NOT NULL, "
+        f"PRIMARY KEY (projection, client)){w}",
+        f"CREATE TABLE IF NOT EXISTS bilan_anomalies (projection {t}, client {t}, "
+        f"kind {t}, nombre {i} NOT NULL, PRIMARY KEY (projection, client, kind)){w}",
+        f"CREATE TABLE IF NOT EXISTS bilan_jours (projection {t}, jour {t}, client {t}, "
+        f"{figures}, PRIMARY KEY (projection, jour, client)){w}",
+        f"CREATE TABLE IF NOT EXISTS bilan_modeles (projection {t}, modele {t}, "
+        f"client {t}, tours {i} NOT NULL, input_tokens {i} NOT NULL, "
+        f"output_tokens {i} NOT NULL, cache_read_input_tokens {i} NOT NULL, "
+        f"cache_creation_input_tokens {i} NOT NULL, cout {i} NOT NULL, "
+        f"PRIMARY KEY (projection, modele, client)){w}",
+        # One row per (client, demande): its figures (pilotage = its parts), the
+        # pilotages and corrections it holds, and its delegation (delegation_id NULL
+        # until one arrives; attributes of the smallest id, counts summed: ADR-0006).
+        f"CREATE TABLE IF NOT EXISTS bilan_demandes (projection {t}, demande_id {t}, "
+        f"client {t}, {figures}, pilotages {i} NOT NULL, "
+        f"corrections_nombre {i} NOT NULL, delegation_id {t}, agent_id {t}, "
+        f"par_subagent {b}, retour {t}, methode {t}, "
+        f"tokens_entree {i} NOT NULL, tokens_sortie {i} NOT NULL, "
+        f"lus {i} NOT NULL, ecrits {i} NOT NULL, consigne {i} NOT NULL, "
+        f"rendus {i} NOT NULL, PRIMARY KEY (projection, demande_id, client))",
+        # Demandes still waiting for their delegation: conservation reads only these.
+        "CREATE INDEX IF NOT EXISTS bilan_demandes_en_attente ON bilan_demandes "
+        "(projection) WHERE delegations = 0",
+        "CREATE INDEX IF NOT EXISTS bilan_demandes_id ON bilan_demandes (demande_id)",
+        # Which pilotages and corrections reach which demande: en_attente counts those
+        # reaching a demande without delegation (read through the partial index).
+        f"CREATE TABLE IF NOT EXISTS bilan_liens (projection {t}, demande_id {t}, "
+        f"client {t}, event_id {t}, "
+        f"PRIMARY KEY (projection, demande_id, client, event_id)){w}",
+        f"CREATE TABLE IF NOT EXISTS bilan_outils (projection {t}, demande_id {t}, "
+        f"client {t}, outil {t}, cout {i} NOT NULL, nombre {i} NOT NULL, "
+        f"PRIMARY KEY (projection, demande_id, client, outil)){w}",
+        # Figures of the demandes that have a journal value, per (field, value, client).
+        f"CREATE TABLE IF NOT EXISTS bilan_groupes (projection {t}, champ {t}, "
+        f"valeur {t}, client {t}, {figures}, "
+        f"PRIMARY KEY (projection, champ, valeur, client)){w}",
+        # Per journal file (chemin): its first line per demande, the scalar values
+        # of those lines, and how far it was read (fichier: device:inode).
+        f"CREATE TABLE IF NOT EXISTS journal_valeurs (chemin {t}, demande_id {t}, "
+        f"champ {t}, valeur {t} NOT NULL, PRIMARY KEY (chemin, demande_id, champ)){w}",
+        f"CREATE TABLE IF NOT EXISTS journal_demandes (chemin {t}, demande_id {t}, "
+        f"PRIMARY KEY (chemin, demande_id)){w}",
+        f"CREATE TABLE IF NOT EXISTS journal_suivi (chemin {t} PRIMARY KEY, "
+        f"position {i} NOT NULL, fichier {t}, lignes {i} NOT NULL, "
+        f"malformees {i} NOT NULL, sans_demande {i} NOT NULL){w}",
+    ]
