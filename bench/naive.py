@@ -29,7 +29,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from miam_economies.api.store.application import payload_text
+from miam_economies.api.store.mapper import payload_text
 from miam_economies.domain.bilan import Figures, contribution, jour
 from miam_economies.domain.events import from_payload
 from miam_economies.domain.formulas import V1

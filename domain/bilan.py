@@ -22,13 +22,15 @@ from miam_economies.domain.instants import parse_instant
 from miam_economies.domain.tarifs import tarif
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Figures:
     """Running sums for one client, day, demande or group: tokens, except ``delegations``
     and ``evenements`` (counts).
 
     ``evenements`` counts the events folded in (for the conservation check; not part of
-    the wire figures). ``net`` and ``taux_reprise`` are derived, never stored.
+    the wire figures). ``net`` and ``taux_reprise`` are derived, never stored. ``a + b``
+    makes new sums; ``a.add(b)`` adds ``b`` into ``a`` in place, which a fold does for
+    every event (a new value per event would cost more than the fold: ADR-0011).
     """
 
     delegations: int = 0
@@ -36,6 +38,14 @@ class Figures:
     pilotage: int = 0
     corrections: int = 0
     evenements: int = 0
+
+    def add(self, other: Figures) -> None:
+        """Add ``other``'s sums into these, in place."""
+        self.delegations += other.delegations
+        self.evites += other.evites
+        self.pilotage += other.pilotage
+        self.corrections += other.corrections
+        self.evenements += other.evenements
 
     def __add__(self, other: Figures) -> Figures:
         return Figures(
@@ -152,10 +162,11 @@ def check_bounds(par: str | None, depuis: str | None, jusqu_au: str | None) -> N
         raise ValueError("depuis is after jusqu_au")
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class FiguresModele:
     """Pilotage per Claude model (``modele``): ``tours`` (turns, a count), the four usage
-    counters and ``cout`` (tokens) summed over its turns (SPEC, "per model")."""
+    counters and ``cout`` (tokens) summed over its turns (SPEC, "per model"). ``add_turn``
+    adds one turn in place, as a fold does."""
 
     tours: int = 0
     input_tokens: int = 0
@@ -168,12 +179,23 @@ class FiguresModele:
         return FiguresModele(*(a + b for a, b in zip(astuple(self), astuple(other),
                                                     strict=True)))
 
+    def add_turn(self, pilotage: Pilotage, cout: int) -> None:
+        """Add one turn whose pilotage cost under the fold's formula is ``cout`` (tokens),
+        in place."""
+        u = pilotage.usage
+        self.tours += 1
+        self.input_tokens += u.input_tokens
+        self.output_tokens += u.output_tokens
+        self.cache_read_input_tokens += u.cache_read_input_tokens
+        self.cache_creation_input_tokens += u.cache_creation_input_tokens
+        self.cout += cout
+
     @staticmethod
     def of(pilotage: Pilotage, formule: Formule) -> FiguresModele:
         """One turn's contribution under ``formule``."""
-        u = pilotage.usage
-        return FiguresModele(1, u.input_tokens, u.output_tokens, u.cache_read_input_tokens,
-                             u.cache_creation_input_tokens, formule.cout_pilotage(pilotage))
+        figures = FiguresModele()
+        figures.add_turn(pilotage, formule.cout_pilotage(pilotage))
+        return figures
 
     def usd(self, modele: str) -> float | None:
         """What these turns cost at ``modele``'s API prices, USD (``domain.tarifs``), to

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 from uuid import NAMESPACE_URL, UUID, uuid5
 
+import orjson
 from eventsourcing.domain import DomainEvent
 from eventsourcing.utils import get_topic
 
@@ -192,9 +193,18 @@ class EvenementRecu(DomainEvent):
     payload: str
     recu_le: str
 
+    def received_payload(self) -> dict[str, Any]:
+        """The event as received, decoded from ``payload``: orjson, or stdlib json for
+        what orjson cannot hold (an unknown field with an integer of hundreds of digits,
+        valid JSON the store accepted), so one odd event never stops a reader."""
+        try:
+            return orjson.loads(self.payload)  # type: ignore[no-any-return]
+        except orjson.JSONDecodeError:
+            return json.loads(self.payload)  # type: ignore[no-any-return]
+
     def evenement(self) -> Received:
         """The typed value of this stored event."""
-        return from_payload(json.loads(self.payload))
+        return from_payload(self.received_payload())
 
 
 class DelegationRecue(EvenementRecu):

@@ -9,38 +9,21 @@ taken from the delegation with the smallest id, which is order-independent too (
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
-from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import tzinfo
-from typing import Any
-
-import orjson
 
 from miam_economies.domain.anomalies import anomalies
 from miam_economies.domain.bilan import Figures, FiguresModele, contribution, jour, parts_pilotage
 from miam_economies.domain.events import (
-    CONFLIT_TOPIC,
     ConflitRecu,
     Correction,
     Delegation,
     EvenementRecu,
     Pilotage,
     Received,
-    from_payload,
 )
 from miam_economies.domain.formulas import Formule
-
-
-def _loads_payload(text: str) -> Any:
-    # orjson first (the fold's hot path); a stored payload it cannot read (an unknown
-    # field holding an integer of hundreds of digits, valid JSON the store accepted)
-    # goes to the stdlib decoder, so one odd event never stops the projection.
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return json.loads(text)
 
 
 @dataclass(frozen=True)
@@ -85,61 +68,6 @@ class DelegationVue:
 
 
 @dataclass(slots=True)
-class Tally:
-    """Mutable running sums of one key inside one page (tokens, except the counts
-    ``delegations`` and ``evenements``): ``Figures`` built up in place, because a page
-    folds hundreds of events and a new frozen value per event costs more than the fold."""
-
-    delegations: int = 0
-    evites: int = 0
-    pilotage: int = 0
-    corrections: int = 0
-    evenements: int = 0
-
-    def add(self, figures: Figures | Tally) -> None:
-        """Add one event's ``contribution``, or another tally's sums."""
-        self.delegations += figures.delegations
-        self.evites += figures.evites
-        self.pilotage += figures.pilotage
-        self.corrections += figures.corrections
-        self.evenements += figures.evenements
-
-    def figures(self) -> Figures:
-        """These sums as the domain's immutable ``Figures``."""
-        return Figures(self.delegations, self.evites, self.pilotage, self.corrections,
-                       self.evenements)
-
-
-@dataclass(slots=True)
-class TallyModele:
-    """Mutable ``FiguresModele`` of one (client, modele) inside one page: ``tours`` (a
-    count), the four usage counters and ``cout`` (tokens)."""
-
-    tours: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read_input_tokens: int = 0
-    cache_creation_input_tokens: int = 0
-    cout: int = 0
-
-    def add(self, pilotage: Pilotage, cout: int) -> None:
-        """Add one turn whose pilotage cost under the page's formula is ``cout``."""
-        u = pilotage.usage
-        self.tours += 1
-        self.input_tokens += u.input_tokens
-        self.output_tokens += u.output_tokens
-        self.cache_read_input_tokens += u.cache_read_input_tokens
-        self.cache_creation_input_tokens += u.cache_creation_input_tokens
-        self.cout += cout
-
-    def figures(self) -> FiguresModele:
-        """These sums as the domain's immutable ``FiguresModele``."""
-        return FiguresModele(self.tours, self.input_tokens, self.output_tokens,
-                             self.cache_read_input_tokens, self.cache_creation_input_tokens,
-                             self.cout)
-
-
-@dataclass(slots=True)
 class DemandeDelta:
     """What a page adds to one (client, demande): figures (``pilotage`` is its share,
     tokens; ``evenements`` unused), the number of pilotage parts it gets, corrections per
@@ -147,7 +75,7 @@ class DemandeDelta:
     ids of the pilotages and corrections that reach it (the conservation's ``en_attente``
     counts those whose delegation is missing)."""
 
-    figures: Tally = field(default_factory=Tally)
+    figures: Figures = field(default_factory=Figures)
     pilotages: int = 0
     corrections_nombre: int = 0
     par_outil: dict[str, tuple[int, int]] = field(default_factory=dict)
@@ -159,19 +87,19 @@ class DemandeDelta:
 class PageDelta:
     """Deltas of one page, by table key. ``zone`` buckets days; ``formule`` gives figures.
 
-    ``clients[client]`` and ``jours[(client, jour)]`` are ``Tally``,
-    ``modeles[(client, modele)]`` ``TallyModele``, ``demandes[(client, demande_id)]``
+    ``clients[client]`` and ``jours[(client, jour)]`` are ``Figures``,
+    ``modeles[(client, modele)]`` ``FiguresModele``, ``demandes[(client, demande_id)]``
     ``DemandeDelta``, ``anomalies[(client, kind)]`` and ``conflits[client]`` counts;
     ``evenements``: events in the page.
     """
 
     formule: Formule
     zone: tzinfo
-    clients: defaultdict[str, Tally] = field(default_factory=lambda: defaultdict(Tally))
-    jours: defaultdict[tuple[str, str], Tally] = field(
-        default_factory=lambda: defaultdict(Tally))
-    modeles: defaultdict[tuple[str, str], TallyModele] = field(
-        default_factory=lambda: defaultdict(TallyModele))
+    clients: defaultdict[str, Figures] = field(default_factory=lambda: defaultdict(Figures))
+    jours: defaultdict[tuple[str, str], Figures] = field(
+        default_factory=lambda: defaultdict(Figures))
+    modeles: defaultdict[tuple[str, str], FiguresModele] = field(
+        default_factory=lambda: defaultdict(FiguresModele))
     demandes: defaultdict[tuple[str, str], DemandeDelta] = field(
         default_factory=lambda: defaultdict(DemandeDelta))
     anomalies: defaultdict[tuple[str, str], int] = field(
@@ -205,16 +133,6 @@ class PageDelta:
         else:
             self.add(stored.evenement())
 
-    def add_state(self, topic: str, state: Mapping[str, Any]) -> None:
-        """Fold one stored event given as its ``topic`` and its decoded state (the
-        transcoder's dict: ``payload`` as JSON text, ``recu_le``, a conflict's
-        ``client``), without building its domain event object: the runner's path
-        (ADR-0011). Raises ``TypeError`` for a topic that is not a received event's."""
-        if topic == CONFLIT_TOPIC:
-            self.add_conflit(state["client"])
-        else:
-            self.add(from_payload(_loads_payload(state["payload"])))
-
     def add_conflit(self, client: str) -> None:
         """Count one differing re-sent version (a stored ``ConflitRecu``) for ``client``,
         the kept version's: a stored event, folded into no figure but ``conflits`` (SPEC,
@@ -231,7 +149,7 @@ class PageDelta:
         demande.delegation = vue if demande.delegation is None else demande.delegation.merge(vue)
 
     def _pilotage(self, evenement: Pilotage, figures: Figures) -> None:
-        self.modeles[(evenement.client, evenement.modele)].add(evenement, figures.pilotage)
+        self.modeles[(evenement.client, evenement.modele)].add_turn(evenement, figures.pilotage)
         for demande_id, part in parts_pilotage(figures.pilotage, evenement.demande_ids):
             demande = self.demandes[(evenement.client, demande_id)]
             demande.figures.pilotage += part

@@ -10,7 +10,7 @@ so each stored event counts exactly once across crashes, restarts and concurrent
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import tzinfo
 from typing import Any
 
@@ -50,8 +50,9 @@ class BilanProjection(Projection[BilanView]):
 
     def process_page(self, events: Sequence[EvenementRecu], last_id: int,
                      previous: int | None) -> None:
-        """Fold ``events``, the notifications after position ``previous`` up to ``last_id``,
-        in one commit.
+        """Fold ``events``, the notifications after position ``previous`` up to ``last_id``
+        read back through the store's mapper, in one commit (the runner's path: a page,
+        one view transaction; ADR-0004, ADR-0043).
 
         Raises ``IntegrityError`` when the position is no longer ``previous`` (another
         runner folded some of them first); nothing is then changed.
@@ -59,17 +60,6 @@ class BilanProjection(Projection[BilanView]):
         delta = PageDelta(self.formule, self.zone)
         for stored in events:
             delta.add_stored(stored)
-        self.view.fold(Tracking(self.tracking_name, last_id), delta, previous)
-
-    def process_states(self, states: Sequence[tuple[str, Mapping[str, Any]]], last_id: int,
-                       previous: int | None) -> None:
-        """Fold stored events given as (topic, decoded state) pairs, the notifications
-        after position ``previous`` up to ``last_id``, in one commit: the runner's path,
-        which skips building domain event objects (ADR-0011). Raises as
-        ``process_page``."""
-        delta = PageDelta(self.formule, self.zone)
-        for topic, state in states:
-            delta.add_state(topic, state)
         self.view.fold(Tracking(self.tracking_name, last_id), delta, previous)
 
     def snapshot(self, par: str | None = None, depuis: str | None = None,

@@ -86,10 +86,10 @@ class CatchUpRunner:
         )
         if not page:
             return 0
-        # The mapper's transcoder alone: no domain event object per event (ADR-0011).
-        decode = self.mapper.transcoder.decode
-        projection.process_states([(n.topic, decode(n.state)) for n in page], page[-1].id,
-                                  previous=position)
+        # The store's mapper is the one decoder of the stored format (ADR-0043).
+        to_event = self.mapper.to_domain_event
+        projection.process_page([to_event(n) for n in page],  # type: ignore[misc]
+                                page[-1].id, previous=position)
         return len(page)
 
     def follow_switch(self) -> bool:

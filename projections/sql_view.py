@@ -24,7 +24,7 @@ from typing import Any
 from eventsourcing.persistence import IntegrityError, Tracking
 
 from miam_economies.domain.bilan import Figures
-from miam_economies.projections.delta import PageDelta, Tally
+from miam_economies.projections.delta import PageDelta
 from miam_economies.projections.sql_reads import SqlReads
 from miam_economies.projections.sql_schema import TABLES, Cursor
 from miam_economies.projections.view import (
@@ -165,14 +165,14 @@ class SqlBilanView(SqlReads, BilanView):
                       f"AND demande_id IN ({','.join('?' * len(chunk))})", [journal, *chunk])
             for demande_id, champ, valeur in c.fetchall():
                 valeurs[demande_id].append((champ, valeur))
-        groups: defaultdict[tuple[str, str, str], Tally] = defaultdict(Tally)
+        groups: defaultdict[tuple[str, str, str], Figures] = defaultdict(Figures)
         for (client, demande_id), d in delta.demandes.items():
             for champ, valeur in valeurs.get(demande_id, ()):
                 groups[(champ, valeur, client)].add(d.figures)
         self._add_groups(c, name, groups.items())
 
     def _add_groups(self, c: Cursor, name: str,
-                    groups: Iterable[tuple[tuple[str, str, str], Figures | Tally]]) -> None:
+                    groups: Iterable[tuple[tuple[str, str, str], Figures]]) -> None:
         c.executemany(
             "INSERT INTO bilan_groupes VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (projection, champ, valeur, client) DO UPDATE SET "

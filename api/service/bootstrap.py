@@ -20,7 +20,6 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from eventsourcing.persistence import PersistenceError
-from eventsourcing.postgres import PostgresDatastore
 
 from miam_economies.api.service.services import Services
 from miam_economies.api.service.serving import open_active
@@ -29,7 +28,6 @@ from miam_economies.api.store.application import EventStore
 from miam_economies.api.store.backends import Database
 from miam_economies.domain.formulas import FORMULES
 from miam_economies.projections.journal import JournalFollower
-from miam_economies.projections.postgres_view import PostgresBilanView
 from miam_economies.projections.projection import BilanProjection
 from miam_economies.projections.runner import CatchUpRunner
 from miam_economies.projections.sql_view import SqlBilanView
@@ -81,15 +79,22 @@ def open_store(database: Database, lock_timeout: int = 5, *,
     return _opened(lambda: EventStore(env=env), database)  # type: ignore[no-any-return]
 
 
-def open_view(database: Database, lock_timeout: int = 5) -> tuple[SqlBilanView, Any]:
+def open_view(database: Database, lock_timeout: int = 5, *,
+              create: bool = True) -> tuple[SqlBilanView, Any]:
     """The bilan view of ``database`` with its tables created, and its datastore (to
     close): ``SQLiteBilanView`` in ``projections.sqlite`` beside an SQLite store, or
     ``PostgresBilanView`` in the PostgreSQL database (ADR-0031). ``lock_timeout``:
-    seconds. Raises ``PersistenceError``, ``ProjectionMismatch`` (tables of a newer
-    release)."""
+    seconds; ``create``: create the tables if missing (False only reads: an SQLite file is
+    still created if missing, so check ``projections_path`` first). Raises
+    ``PersistenceError``, ``ProjectionMismatch`` (tables of a newer release)."""
     datastore: Any
     view: SqlBilanView
     if database.is_postgres:
+        # Imported here: psycopg is loaded only for a PostgreSQL URL (ADR-0043).
+        from eventsourcing.postgres import PostgresDatastore
+
+        from miam_economies.projections.postgres_view import PostgresBilanView
+
         datastore = PostgresDatastore(database.dbname, database.host, database.port,
                                       database.user, database.password, pool_size=2,
                                       max_overflow=2, connect_timeout=10,
@@ -98,11 +103,12 @@ def open_view(database: Database, lock_timeout: int = 5) -> tuple[SqlBilanView, 
     else:
         datastore = ViewDatastore(str(database.projections_path), lock_timeout=lock_timeout)
         view = SQLiteBilanView(datastore)
-    try:
-        _opened(view.create_table, database)
-    except BaseException:
-        datastore.close()
-        raise
+    if create:
+        try:
+            _opened(view.create_table, database)
+        except BaseException:
+            datastore.close()
+            raise
     return view, datastore
 
 

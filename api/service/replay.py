@@ -9,14 +9,15 @@ runner follows without restart. Interrupted, it resumes from its own tracking po
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import closing
 from dataclasses import replace
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from miam_economies.api.service.bootstrap import open_services, open_store
+from eventsourcing.persistence import PersistenceError
+
+from miam_economies.api.service.bootstrap import open_services, open_store, open_view
 from miam_economies.api.service.serving import REPLAY_PAGE, build_projection
 from miam_economies.api.service.settings import Settings, machine_fuseau
 from miam_economies.api.service.transfer import stored_events
@@ -92,36 +93,20 @@ def _following(settings: Settings) -> Settings:
 
 
 def _active_zone(settings: Settings) -> str:
-    """The active projection's zone, read without writing (else the given or the
-    machine's zone)."""
-    if settings.database.is_postgres:
-        return _active_zone_postgres(settings)
-    path = settings.projections_path
-    if path.exists():
-        try:
-            with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
-                row = db.execute("SELECT s.fuseau FROM bilan_actif a JOIN bilan_state s "
-                                 "ON s.projection = a.projection").fetchone()
-            if row is not None:
-                return str(row[0])
-        except sqlite3.Error:
-            pass  # an older or foreign file: fall back, it is only for cutting days
-    return settings.fuseau or machine_fuseau()
-
-
-def _active_zone_postgres(settings: Settings) -> str:
-    """``_active_zone`` on PostgreSQL: one read-only query, no table created."""
-    import psycopg
-
+    """The zone of the projection that serves, read through its view without creating or
+    writing anything (else the given or the machine's zone: it only cuts days)."""
+    database = settings.database
+    if not database.is_postgres and not database.projections_path.exists():
+        return settings.fuseau or machine_fuseau()
+    view, datastore = open_view(database, settings.lock_timeout, create=False)
     try:
-        with psycopg.connect(settings.database.conninfo(), autocommit=True) as db:
-            row = db.execute("SELECT s.fuseau FROM bilan_actif a JOIN bilan_state s "
-                             "ON s.projection = a.projection").fetchone()
-        if row is not None:
-            return str(row[0])
-    except psycopg.Error:
-        pass  # no view yet: fall back, it is only for cutting days
-    return settings.fuseau or machine_fuseau()
+        active = view.active()
+        recorded = view.settings_of(active) if active is not None else None
+    except PersistenceError:
+        recorded = None  # no view yet, or an older one: fall back
+    finally:
+        datastore.close()
+    return recorded.fuseau if recorded is not None else settings.fuseau or machine_fuseau()
 
 
 def compare(settings: Settings, formules: list[str], par: str = "client") -> dict[str, Any]:
@@ -146,11 +131,11 @@ def compare(settings: Settings, formules: list[str], par: str = "client") -> dic
     groupes: dict[str, dict[str, dict[str, Any]]] = {}
     for formula, delta in zip(formulas, deltas, strict=True):
         if par == "client":
-            cells = {(c, c): f.figures().as_dict() for c, f in delta.clients.items()}
+            cells = {(c, c): f.as_dict() for c, f in delta.clients.items()}
         elif par == "jour":
-            cells = {(j, c): f.figures().as_dict() for (c, j), f in delta.jours.items()}
+            cells = {(j, c): f.as_dict() for (c, j), f in delta.jours.items()}
         else:
-            cells = {(m, c): f.figures().as_dict(m)
+            cells = {(m, c): f.as_dict(m)
                      for (c, m), f in delta.modeles.items()}
         for (key, client), figures in cells.items():
             groupes.setdefault(key, {}).setdefault(client, {})[formula.name] = figures

@@ -6,47 +6,42 @@ duplicates: a batch is filtered against what is stored, then inserted in one tra
 if a concurrent writer stored one of its ids in between, the insert rolls back whole and
 the batch is filtered again (NOTES-eventsourcing, "Appending one event per stream").
 
-Appends go to the library's lower layer: stored events are built straight from the
-validated payloads and handed to the recorder's ``insert_events``, encoded by
-``OrjsonTranscoder``; ``Application.save`` would build a domain event object per event and
-encode it with stdlib json, about 3x the cost for the same rows (ADR-0011).
-
-The two backends differ in three places only, kept in ``_SQLiteStreams`` and
-``_PostgresStreams``: how originator ids are passed and read back (SQLite keeps
-``uuid.hex`` text, PostgreSQL a ``uuid`` column), the placeholders, and how events up to a
-position are counted (ADR-0031).
+The application is built on the library's seams (ADR-0043): its mapper is
+``EconomiesMapper`` (the stored format, in one place), its transcoder ``OrjsonTranscoder``,
+and its recorder an ``EconomiesRecorder`` of the database's backend, named by the
+settings (``backends.Database.store_env``). Appends hand the mapper's stored events to the
+recorder's ``insert_events`` in one transaction: ``Application.save`` would collect domain
+event objects first, twice the cost of a batch (ADR-0011).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any
+from typing import cast
 from uuid import UUID
 
-import orjson
 from eventsourcing.application import Application
 from eventsourcing.persistence import (
     ConnectionPoolClosedError,
     IntegrityError,
+    Mapper,
     PersistenceError,
     StoredEvent,
     Transcoder,
 )
-from eventsourcing.postgres import PostgresApplicationRecorder
 from eventsourcing.utils import Environment, EnvType
-from psycopg.rows import tuple_row
 
-from miam_economies.api.store.backends import SQLITE, Database
+from miam_economies.api.store.mapper import EconomiesMapper, payload_text
+from miam_economies.api.store.recorders import EconomiesRecorder
 from miam_economies.api.store.transcoder import OrjsonTranscoder
 from miam_economies.domain.events import (
     CONFLIT_TOPIC,
     TOPICS,
+    EvenementRecu,
     Received,
     canonical,
     conflict_stream_id,
@@ -58,7 +53,6 @@ log = logging.getLogger(__name__)
 
 SAVE_ATTEMPTS = 5
 """Times a batch is re-filtered and saved again after losing a race to another writer."""
-
 
 
 class StoreUnavailable(Exception):
@@ -83,95 +77,14 @@ class Appended:
     conflits: int = 0
 
 
-def sqlite_env(path: Path, lock_timeout: int = 5) -> dict[str, str]:
-    """The ``eventsourcing`` settings of an embedded SQLite store at ``path``
-    (``api.backends.Database.store_env`` for either backend). ``lock_timeout`` in seconds.
-    """
-    return Database(SQLITE, path=path).store_env(lock_timeout)
-
-
-class _SQLiteStreams:
-    """Stream queries on SQLite: originator ids as ``uuid.hex`` text, ``?`` placeholders
-    (NOTES-eventsourcing); notification ids are dense rowids (ADR-0008)."""
-
-    def __init__(self, recorder: Any):
-        self.recorder = recorder
-
-    def select(self, columns: str, ids: list[UUID]) -> list[tuple[Any, ...]]:
-        """``(originator_id, *columns)`` of the stored events of streams ``ids``."""
-        marks = ",".join("?" * len(ids))
-        with self.recorder.datastore.transaction(commit=False) as cursor:
-            cursor.execute(
-                f"SELECT originator_id, {columns} FROM {self.recorder.events_table_name} "
-                f"WHERE originator_id IN ({marks})", [i.hex for i in ids])
-            return [(UUID(row[0]), *tuple(row)[1:]) for row in cursor.fetchall()]
-
-    def count_up_to(self, position: int, head: int) -> int:
-        """Notification ids 1..head are dense rowids, assigned max + 1 under the write
-        lock, never reused once committed, never deleted: no scan (ADR-0008)."""
-        return min(position, head)
-
-
-class _PostgresStreams:
-    """Stream queries on PostgreSQL: a ``uuid`` column, ``%s`` placeholders. Notification
-    ids come from a sequence: a rolled-back insert (a lost race) leaves a gap, so events
-    are counted, incrementally (ADR-0031)."""
-
-    def __init__(self, recorder: Any):
-        self.recorder = recorder
-        self.table = f'"{recorder.datastore.schema}"."{recorder.events_table_name}"'
-        self._counted = (0, 0)  # (position, events with an id up to it)
-        self._lock = threading.Lock()
-
-    def _query(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
-        with self.recorder.datastore.get_connection() as conn, \
-                conn.cursor(row_factory=tuple_row) as cursor:
-            cursor.execute(sql, params)
-            return cursor.fetchall()
-
-    def select(self, columns: str, ids: list[UUID]) -> list[tuple[Any, ...]]:
-        """``(originator_id, *columns)`` of the stored events of streams ``ids``."""
-        return self._query(f"SELECT originator_id, {columns} FROM {self.table} "
-                           "WHERE originator_id = ANY(%s)", [ids])
-
-    def count_up_to(self, position: int, head: int) -> int:
-        """Events with a notification id up to ``min(position, head)``. The library takes
-        an exclusive lock on the table for each insert, so ids become visible in order
-        and an id at or below the head is never filled in later (a gap stays a gap): the
-        count up to a position never changes, and is kept and extended from the last one
-        asked (one index range scan over the new ids only)."""
-        position = min(position, head)
-        with self._lock:
-            done, count = self._counted
-        if position < done:  # another projection, behind: count from the start
-            done, count = 0, 0
-        if position > done:
-            count += self._query(f"SELECT count(*) FROM {self.table} WHERE "
-                                 "notification_id > %s AND notification_id <= %s",
-                                 [done, position])[0][0]
-            with self._lock:
-                if position > self._counted[0]:
-                    self._counted = (position, count)
-        return count
-
-
-def payload_text(payload: Any) -> str:
-    """The event as received, as compact JSON text (non-ASCII unescaped): what a stored
-    event's ``payload`` holds. orjson, or stdlib json for an integer past 64 bits."""
-    try:
-        return orjson.dumps(payload).decode()
-    except TypeError:  # orjson.JSONEncodeError: an integer it cannot hold
-        return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
-
-
 class EventStore(Application[UUID]):
     """The service's event store (``eventsourcing`` application named ``Economies``).
 
     ``env``: the library's persistence settings (``Database.store_env``: SQLite or
-    PostgreSQL); ``clock`` gives the
-    ``recu_le`` of appended events (UTC datetimes). Listeners added with ``on_append`` are
-    called, without arguments, after each append that stored something, to wake a
-    projection runner.
+    PostgreSQL, with the backend's ``EconomiesRecorder``); ``clock`` gives the ``recu_le``
+    of appended events (UTC datetimes). Listeners added with ``on_append`` are called,
+    without arguments, after each append that stored something, to wake a projection
+    runner.
     """
 
     name = "Economies"
@@ -187,19 +100,32 @@ class EventStore(Application[UUID]):
         # which cost more than waiting here (ADR-0011). Other processes still race; the
         # store's uniqueness and the retry below arbitrate them.
         self._append_lock = threading.Lock()
-        streams = (_PostgresStreams if isinstance(self.recorder, PostgresApplicationRecorder)
-                   else _SQLiteStreams)
-        self._streams: _SQLiteStreams | _PostgresStreams = streams(self.recorder)
 
     def construct_transcoder(self) -> Transcoder:
         """``OrjsonTranscoder``: the library's stored format, about 3x faster (ADR-0011)."""
         return OrjsonTranscoder()
+
+    def construct_mapper(self) -> Mapper[UUID]:
+        """``EconomiesMapper``: the stored format, with the application's transcoder and
+        any compressor or cipher its settings name (ADR-0043)."""
+        return self.factory.mapper(transcoder=self.construct_transcoder(),
+                                   mapper_class=EconomiesMapper)
 
     def construct_env(self, name: str, env: EnvType | None = None) -> Environment:
         """Only the settings given, never ``os.environ``: the library lets a prefixed
         variable (``ECONOMIES_SQLITE_DBNAME``) override them, which could silently move the
         store to memory and acknowledge events that are not durable."""
         return Environment(name, dict(env or {}))
+
+    @property
+    def economies_recorder(self) -> EconomiesRecorder:
+        """The recorder, as the contract this application relies on (ADR-0043)."""
+        return cast(EconomiesRecorder, self.recorder)
+
+    @property
+    def economies_mapper(self) -> EconomiesMapper:
+        """The mapper, as the stored format's one place (ADR-0043)."""
+        return cast(EconomiesMapper, self.mapper)
 
     def on_append(self, listener: Callable[[], None]) -> None:
         """Call ``listener()`` after every append that stored at least one event."""
@@ -283,30 +209,35 @@ class EventStore(Application[UUID]):
         return conflicts
 
     def _stored_payloads(self, ids: list[UUID]) -> dict[UUID, tuple[str, str]]:
-        """The canonical payload and the client of each stored stream of ``ids``: one
-        query."""
-        if not ids:
-            return {}
-        rows = self._streams.select("originator_version, topic, state", ids)
+        """The canonical payload and the client of each stored stream of ``ids``, read
+        back through the mapper: one query."""
         payloads = {}
-        for originator_id, version, topic, state in rows:
-            event = self.mapper.to_domain_event(
-                StoredEvent(originator_id, version, topic, bytes(state)))
-            payload = json.loads(event.payload)
+        for stored in self.economies_recorder.select_streams(ids):
+            event = cast(EvenementRecu, self.mapper.to_domain_event(stored))
+            payload = event.received_payload()
             payloads[event.originator_id] = (canonical(payload), payload["client"])
         return payloads
 
+    def _new_events(self, evenements: Sequence[tuple[UUID, Received]],
+                    stamps: dict[int, str]) -> list[StoredEvent]:
+        """The stored form of each new event (``EconomiesMapper.received``). ``stamps``:
+        an import's own ``recu_le`` by event identity; the clock's otherwise."""
+        now = self._clock()
+        recu_le = iso_utc(now)
+        received = self.economies_mapper.received
+        return [received(sid, TOPICS[ev.type], payload_text(ev.payload),
+                         stamps.get(id(ev), recu_le), now)
+                for sid, ev in evenements]
+
     def _conflict_events(self, conflicts: dict[UUID, list[tuple[Received, str]]],
                          unseen: set[UUID], stamps: dict[int, str]) -> list[StoredEvent]:
-        # The state ConflitRecu's fields give, as the library's mapper would store it: the
-        # version as received (its stream id is of its canonical text, so re-sending the
-        # same differing version, in any key order, is recorded once).
+        # A ConflitRecu per differing version not yet recorded: the version as received,
+        # under the kept version's client. Its stream id is of its canonical text, so
+        # re-sending the same differing version, in any key order, is recorded once.
         now = self._clock()
-        encode = self.mapper.transcoder.encode
-        return [StoredEvent(sid, 1, CONFLIT_TOPIC,
-                            encode({"timestamp": now, "payload": payload_text(ev.payload),
-                                    "recu_le": stamps.get(id(ev)) or iso_utc(now),
-                                    "client": client}))
+        received = self.economies_mapper.received
+        return [received(sid, CONFLIT_TOPIC, payload_text(ev.payload),
+                         stamps.get(id(ev)) or iso_utc(now), now, client)
                 for sid, [(ev, client), *_] in conflicts.items() if sid in unseen]
 
     def head(self) -> int:
@@ -315,32 +246,14 @@ class EventStore(Application[UUID]):
 
     def count_up_to(self, position: int, head: int) -> int:
         """Events stored with a notification id up to ``position``, counted by the store
-        whose last notification id is ``head``: ``min(position, head)`` on SQLite, whose
-        ids are dense (ADR-0008); a count on PostgreSQL, whose ids may have gaps
-        (ADR-0031). Raises ``PersistenceError``."""
-        return self._streams.count_up_to(position, head)
+        whose last notification id is ``head`` (``EconomiesRecorder.count_up_to``).
+        Raises ``PersistenceError``."""
+        return self.economies_recorder.count_up_to(position, head)
 
     def stored(self, ids: Sequence[UUID]) -> set[UUID]:
         """Those of ``ids`` that have a stream in the store: one query (a batch's
         existence check; ``migrate`` copies the others). Raises ``PersistenceError``."""
-        if not ids:
-            return set()
-        return {row[0] for row in self._streams.select("originator_version", list(ids))}
-
-    def _new_events(self, evenements: Sequence[tuple[UUID, Received]],
-                    stamps: dict[int, str]) -> list[StoredEvent]:
-        """The stored form of each new event: what the mapper would make of its
-        ``EvenementRecu`` (state: timestamp, payload, recu_le), without building one.
-        ``stamps``: an import's own ``recu_le`` by event identity; the clock's otherwise."""
-        now = self._clock()
-        recu_le = iso_utc(now)
-        encode = self.mapper.transcoder.encode
-        return [
-            StoredEvent(sid, 1, TOPICS[ev.type],
-                        encode({"timestamp": now, "payload": payload_text(ev.payload),
-                                "recu_le": stamps.get(id(ev), recu_le)}))
-            for sid, ev in evenements
-        ]
+        return self.economies_recorder.stored_streams(ids)
 
     def _notify_listeners(self) -> None:
         with self._listeners_lock:

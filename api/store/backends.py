@@ -24,6 +24,14 @@ POSTGRESQL = "postgresql"
 POOL_SIZE = 4
 """Connections each process keeps to PostgreSQL for its event store (per worker)."""
 
+RECORDER_TOPICS = {
+    SQLITE: "miam_economies.api.store.sqlite:SQLiteEconomiesRecorder",
+    POSTGRESQL: "miam_economies.api.store.postgres:PostgresEconomiesRecorder",
+}
+"""The event store's recorder class of each backend, as the library's factory resolves it
+(``APPLICATION_RECORDER_TOPIC``): named, not imported, so PostgreSQL's driver is loaded
+only for a PostgreSQL URL (ADR-0043)."""
+
 
 @dataclass(frozen=True)
 class Database:
@@ -90,7 +98,8 @@ class Database:
         to wait for the store's write lock (SQLite's busy timeout; PostgreSQL's
         ``lock_timeout`` on the events table's lock); ``create_table``: create the tables
         if missing (False opens read-only in intent: nothing is created)."""
-        env = {"CREATE_TABLE": "y" if create_table else "n"}
+        env = {"CREATE_TABLE": "y" if create_table else "n",
+               "APPLICATION_RECORDER_TOPIC": RECORDER_TOPICS[self.kind]}
         if not self.is_postgres:
             return {**env, "PERSISTENCE_MODULE": "eventsourcing.sqlite",
                     "SQLITE_DBNAME": str(self.path), "SQLITE_LOCK_TIMEOUT": str(lock_timeout)}
@@ -100,13 +109,6 @@ class Database:
                 "POSTGRES_PASSWORD": self.password,
                 "POSTGRES_LOCK_TIMEOUT": str(lock_timeout),
                 "POSTGRES_POOL_SIZE": str(POOL_SIZE), "POSTGRES_CONNECT_TIMEOUT": "10"}
-
-    def conninfo(self) -> str:
-        """A libpq connection string (PostgreSQL only), for the listener connection."""
-        from psycopg.conninfo import make_conninfo
-
-        return make_conninfo(host=self.host, port=self.port, user=self.user,
-                             password=self.password or None, dbname=self.dbname)
 
     def __str__(self) -> str:
         if not self.is_postgres:

@@ -14,7 +14,8 @@ from eventsourcing.persistence import DatetimeAsISO, IntegrityError, JSONTransco
 from miam_economies.api.service.bootstrap import open_services
 from miam_economies.api.service.services import Services
 from miam_economies.api.service.settings import Settings
-from miam_economies.api.store.application import EventStore, sqlite_env
+from miam_economies.api.store.application import EventStore
+from miam_economies.api.store.backends import SQLITE, Database
 from miam_economies.domain.events import DelegationRecue, stream_id
 from miam_economies.domain.validation import validate_batch
 from tests.conftest import EXAMPLE_BATCH, TOKEN
@@ -74,7 +75,7 @@ def test_appended_events_are_stored_as_the_library_mapper_would_store_them(
     transcoder = JSONTranscoder()
     transcoder.register(DatetimeAsISO())
     library = Mapper(transcoder=transcoder)
-    store = EventStore(sqlite_env(tmp_path / "store.sqlite"))
+    store = EventStore(Database(SQLITE, path=tmp_path / "store.sqlite").store_env())
     try:
         store.append(validate_batch(copy.deepcopy(EXAMPLE_BATCH)))
         notifications = store.recorder.select_notifications(start=1, limit=10)

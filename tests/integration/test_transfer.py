@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from miam_economies.api.service.transfer import import_files, stored_events
-from miam_economies.api.store.application import EventStore, sqlite_env
+from miam_economies.api.store.application import EventStore
+from miam_economies.api.store.backends import SQLITE, Database
 from tests.conftest import EXAMPLE_BATCH, EXAMPLE_CORRECTION, LiveServer
 from tests.corpus import generate
 
@@ -117,7 +118,7 @@ def test_import_appends_in_batches_of_500(tmp_path: Path) -> None:
     source.write_text("".join(json.dumps(e) + "\n" for e in events))
     ticks: Iterator[int] = iter(range(1, 100))
     # A clock that moves one second per append: each batch's events share one recu_le.
-    store = EventStore(env=sqlite_env(tmp_path / "economies.sqlite"),
+    store = EventStore(env=Database(SQLITE, path=tmp_path / "economies.sqlite").store_env(),
                        clock=lambda: datetime(2026, 1, 1, tzinfo=UTC) + timedelta(
                            seconds=next(ticks)))
     try:

@@ -1,0 +1,45 @@
+"""What the event store asks of its recorder beyond the library's ``ApplicationRecorder``:
+the contract every backend's recorder keeps (ADR-0043), in the shape of the library's own
+examples (``examples/searchabletimestamps``: an abstract recorder, one subclass a backend,
+named to the factory by ``APPLICATION_RECORDER_TOPIC``)."""
+
+from __future__ import annotations
+
+import threading
+from abc import abstractmethod
+from collections.abc import Callable, Sequence
+from uuid import UUID
+
+from eventsourcing.persistence import ApplicationRecorder, StoredEvent
+
+
+class EconomiesRecorder(ApplicationRecorder):
+    """An application recorder that can also say which streams exist, read their first
+    events back, count the events up to a position, and wake a reader on each insert.
+
+    Every received event is version 1 of its own stream (ADR-0002), so a stream id names
+    one stored event.
+    """
+
+    @abstractmethod
+    def stored_streams(self, ids: Sequence[UUID]) -> set[UUID]:
+        """Those of ``ids`` that have a stored event: one query (a batch's existence
+        check). Raises ``PersistenceError``."""
+
+    @abstractmethod
+    def select_streams(self, ids: Sequence[UUID]) -> list[StoredEvent]:
+        """The stored events (version 1) of those of ``ids`` that exist, in no particular
+        order: one query (the conflict check reads the versions kept). Raises
+        ``PersistenceError``."""
+
+    @abstractmethod
+    def count_up_to(self, position: int, head: int) -> int:
+        """Events with a notification id up to ``min(position, head)``, ``head`` being the
+        last notification id (``max_notification_id``), read by the caller. Raises
+        ``PersistenceError``."""
+
+    def listen(self, wake: Callable[[], None], stop: threading.Event) -> None:
+        """Call ``wake()`` whenever another process inserts events (and once at the
+        start), until ``stop`` is set; return at once when the backend cannot tell (then
+        readers poll). Never raises: a lost connection is logged and opened again."""
+        return None

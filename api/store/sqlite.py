@@ -1,0 +1,45 @@
+"""``EconomiesRecorder`` on SQLite (the library's ``SQLiteApplicationRecorder``).
+
+Originator ids are ``uuid.hex`` text (NOTES-eventsourcing); notification ids are rowids,
+assigned max + 1 under the write lock, never reused once committed and never deleted, so
+they are dense and counting up to a position needs no scan (ADR-0008).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.persistence import StoredEvent
+from eventsourcing.sqlite import SQLiteApplicationRecorder
+
+from miam_economies.api.store.recorders import EconomiesRecorder
+
+
+class SQLiteEconomiesRecorder(EconomiesRecorder, SQLiteApplicationRecorder):
+    """``EconomiesRecorder`` over the library's SQLite events table."""
+
+    def _select(self, columns: str, ids: Sequence[UUID]) -> list[Any]:
+        marks = ",".join("?" * len(ids))
+        with self.datastore.transaction(commit=False) as cursor:
+            cursor.execute(f"SELECT {columns} FROM {self.events_table_name} "
+                           f"WHERE originator_id IN ({marks})", [i.hex for i in ids])
+            return cursor.fetchall()  # type: ignore[no-any-return]
+
+    def stored_streams(self, ids: Sequence[UUID]) -> set[UUID]:
+        """See ``EconomiesRecorder.stored_streams``."""
+        if not ids:
+            return set()
+        return {UUID(row[0]) for row in self._select("originator_id", ids)}
+
+    def select_streams(self, ids: Sequence[UUID]) -> list[StoredEvent]:
+        """See ``EconomiesRecorder.select_streams``."""
+        if not ids:
+            return []
+        rows = self._select("originator_id, originator_version, topic, state", ids)
+        return [StoredEvent(UUID(r[0]), r[1], r[2], bytes(r[3])) for r in rows]
+
+    def count_up_to(self, position: int, head: int) -> int:
+        """See ``EconomiesRecorder.count_up_to``: dense ids, no query."""
+        return min(position, head)

@@ -1,0 +1,125 @@
+"""The event store's recorders keep one contract on every backend (``EconomiesRecorder``,
+ADR-0043): which streams exist, their stored events, the count up to a position, and a
+wake-up on each insert where the backend can tell. Real SQLite files and a real
+PostgreSQL database; the store's mapper and compressor seams, end to end."""
+
+from __future__ import annotations
+
+import copy
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from uuid import uuid4
+
+import pytest
+
+from miam_economies.api.service.transfer import stored_events
+from miam_economies.api.store.application import EventStore
+from miam_economies.api.store.backends import SQLITE, Database
+from miam_economies.domain.events import stream_id
+from miam_economies.domain.validation import validate_batch
+from tests.conftest import EXAMPLE_BATCH, fresh_postgres
+from tests.corpus import generate
+
+
+@pytest.fixture
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[EventStore]:
+    """An empty event store on the test class's backend."""
+    if request.cls.backend == "sqlite":
+        opened = EventStore(Database(SQLITE, path=tmp_path / "economies.sqlite").store_env())
+        yield opened
+        opened.close()
+        return
+    with fresh_postgres() as url:
+        opened = EventStore(Database.parse(url).store_env())
+        yield opened
+        opened.close()
+
+
+class RecorderContract:
+    """``EconomiesRecorder`` on one backend."""
+
+    backend: str
+
+    def test_stored_streams_are_exactly_those_appended(self, store: EventStore) -> None:
+        events = generate(50, seed=3)[:50]
+        store.append(validate_batch({"evenements": events[:30]}))
+        ids = [stream_id(e["id"]) for e in events]
+        assert store.economies_recorder.stored_streams(ids) == set(ids[:30])
+        assert store.economies_recorder.stored_streams([uuid4()]) == set()
+        assert store.economies_recorder.stored_streams([]) == set()
+
+    def test_select_streams_reads_back_the_version_kept(self, store: EventStore) -> None:
+        store.append(validate_batch(copy.deepcopy(EXAMPLE_BATCH)))
+        delegation = EXAMPLE_BATCH["evenements"][0]
+        [stored] = store.economies_recorder.select_streams([stream_id(delegation["id"]),
+                                                            uuid4()])
+        event = store.mapper.to_domain_event(stored)
+        assert event.received_payload() == delegation  # type: ignore[attr-defined]
+
+    def test_count_up_to_counts_the_events_stored_below_a_position(
+            self, store: EventStore) -> None:
+        store.append(validate_batch({"evenements": generate(40, seed=5)[:40]}))
+        head = store.head()
+        recorder = store.economies_recorder
+        assert recorder.count_up_to(head, head) == 40
+        assert recorder.count_up_to(head + 10, head) == 40
+        position = store.recorder.select_notifications(1, 25)[-1].id
+        assert recorder.count_up_to(position, head) == 25
+        assert recorder.count_up_to(0, head) == 0
+
+
+class TestRecorderSQLite(RecorderContract):
+    backend = "sqlite"
+
+    def test_listen_returns_at_once_readers_poll(self, store: EventStore) -> None:
+        stop = threading.Event()
+        started = time.monotonic()
+        store.economies_recorder.listen(lambda: None, stop)
+        assert time.monotonic() - started < 1
+
+
+class TestRecorderPostgres(RecorderContract):
+    backend = "postgresql"
+
+    def test_listen_wakes_the_reader_at_each_insert(self, store: EventStore) -> None:
+        woken = threading.Event()
+        calls: list[float] = []
+        stop = threading.Event()
+
+        def wake() -> None:
+            calls.append(time.monotonic())
+            if len(calls) > 1:  # the first call is the one made when listening starts
+                woken.set()
+
+        listener = threading.Thread(target=store.economies_recorder.listen,
+                                    args=(wake, stop), daemon=True)
+        listener.start()
+        try:
+            deadline = time.monotonic() + 10
+            while not calls and time.monotonic() < deadline:
+                time.sleep(0.01)  # until the LISTEN is in place
+            store.append(validate_batch(copy.deepcopy(EXAMPLE_BATCH)))
+            assert woken.wait(10)
+        finally:
+            stop.set()
+            listener.join(5)
+
+
+def test_a_compressed_store_appends_and_reads_back_through_the_mapper(
+        tmp_path: Path) -> None:
+    env = {**Database(SQLITE, path=tmp_path / "economies.sqlite").store_env(),
+           "COMPRESSOR_TOPIC": "eventsourcing.compressor:ZlibCompressor"}
+    store = EventStore(env)
+    try:
+        appended = store.append(validate_batch(copy.deepcopy(EXAMPLE_BATCH)))
+        assert (appended.recus, appended.doublons) == (2, 0)
+        again = store.append(validate_batch(copy.deepcopy(EXAMPLE_BATCH)))
+        assert (again.recus, again.doublons, again.conflits) == (0, 2, 0)
+        raw = store.recorder.select_notifications(1, 10)
+        assert all(b'"payload"' not in n.state for n in raw)  # compressed on disk
+        payloads = [e.received_payload() for e in stored_events(store)]
+        assert payloads == EXAMPLE_BATCH["evenements"]
+    finally:
+        store.close()

@@ -1,0 +1,71 @@
+"""``EconomiesMapper.received`` writes what the library's own mapper writes for the same
+received event, byte for byte, a configured compressor included (ADR-0043)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+from uuid import uuid4
+
+from eventsourcing.compressor import ZlibCompressor
+from eventsourcing.persistence import DatetimeAsISO, JSONTranscoder, Mapper
+from eventsourcing.utils import get_topic
+from hypothesis import given
+from hypothesis import strategies as st
+
+from miam_economies.api.store.mapper import EconomiesMapper, payload_text
+from miam_economies.api.store.transcoder import OrjsonTranscoder
+from miam_economies.domain.events import STORED_CLASSES, ConflitRecu
+
+MOMENTS = st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1),
+                       timezones=st.sampled_from([UTC, timezone(timedelta(hours=2))]))
+TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=200)
+KINDS = st.sampled_from(sorted(STORED_CLASSES))
+
+
+def library_mapper(**options: object) -> Mapper:  # type: ignore[type-arg]
+    """The mapper ``Application`` builds by default (stdlib JSON, datetimes)."""
+    transcoder = JSONTranscoder()
+    transcoder.register(DatetimeAsISO())
+    return Mapper(transcoder=transcoder, **options)  # type: ignore[arg-type]
+
+
+@given(kind=KINDS, moment=MOMENTS, payload=TEXT, recu_le=TEXT)
+def test_a_received_event_is_stored_as_the_library_stores_its_domain_event(
+        kind: str, moment: datetime, payload: str, recu_le: str) -> None:
+    stream = uuid4()
+    event = STORED_CLASSES[kind](originator_id=stream, originator_version=1,
+                                 timestamp=moment, payload=payload, recu_le=recu_le)
+    expected = library_mapper().to_stored_event(event)
+    ours = EconomiesMapper(OrjsonTranscoder()).received(
+        stream, get_topic(type(event)), payload, recu_le, moment)
+    assert ours == expected
+
+
+@given(moment=MOMENTS, payload=TEXT, client=TEXT)
+def test_a_conflict_keeps_its_client_in_the_library_format(
+        moment: datetime, payload: str, client: str) -> None:
+    stream = uuid4()
+    event = ConflitRecu(originator_id=stream, originator_version=1, timestamp=moment,
+                        payload=payload, recu_le="2026-10-30T09:12:04.512Z", client=client)
+    ours = EconomiesMapper(OrjsonTranscoder()).received(
+        stream, get_topic(ConflitRecu), payload, "2026-10-30T09:12:04.512Z", moment, client)
+    assert ours == library_mapper().to_stored_event(event)
+
+
+def test_a_compressor_applies_to_appends_and_reads() -> None:
+    ours = EconomiesMapper(OrjsonTranscoder(), compressor=ZlibCompressor())
+    moment = datetime(2026, 10, 30, 9, 12, 4, 512000, tzinfo=UTC)
+    text = payload_text({"type": "correction", "client": "claude-code", "cout": 490})
+    stored = ours.received(uuid4(), get_topic(STORED_CLASSES["correction"]), text,
+                           "2026-10-30T09:12:04.512Z", moment)
+    assert text.encode() not in stored.state  # compressed, not plain JSON
+    assert stored == library_mapper(compressor=ZlibCompressor()).to_stored_event(
+        ours.to_domain_event(stored))
+    event = ours.to_domain_event(stored)
+    assert (event.payload, event.recu_le, event.timestamp) == (  # type: ignore[attr-defined]
+        text, "2026-10-30T09:12:04.512Z", moment)
+
+
+def test_payload_text_is_compact_and_keeps_non_ascii_and_huge_integers() -> None:
+    assert payload_text({"a": "é", "b": [1, 2]}) == '{"a":"é","b":[1,2]}'
+    assert payload_text({"n": 10**30}) == '{"n":' + str(10**30) + "}"
