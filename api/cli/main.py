@@ -89,7 +89,7 @@ def _check_zone(fuseau: str) -> None:
 
 def _store_settings(data: Path, database_url: str | None) -> Settings:
     """The settings of an existing store; a usage error when there is none."""
-    settings = Settings(data=data, token="", database_url=database_url)
+    settings = Settings(data=data, database_url=database_url)
     if not settings.database.exists():
         raise click.ClickException(f"no event store in {data.resolve()} (pass --data)")
     return settings

@@ -58,7 +58,7 @@ def bilan(data: Path, database_url: str | None, fuseau: str | None, journal: Pat
         raise click.BadParameter(message, param_hint="--depuis/--jusqu-au") from None
     if fuseau is not None:
         _check_zone(fuseau)
-    if not Settings(data=data, token="", database_url=database_url).database.exists():
+    if not Settings(data=data, database_url=database_url).database.exists():
         click.echo(f"no event store in {data.resolve()}: empty bilan "
                    "(pass --data or set MIAM_ECONOMIES_DATA)", err=True)
     try:
@@ -156,7 +156,7 @@ def rapport(data: Path, database_url: str | None, fuseau: str | None, journal: P
     if fuseau is not None:
         _check_zone(fuseau)
     _store_settings(data, database_url)  # no store: say so rather than create one
-    settings = Settings(data=data, token="", fuseau=fuseau, journal=journal,
+    settings = Settings(data=data, fuseau=fuseau, journal=journal,
                         database_url=database_url)
     try:
         with open_services(settings, run_projections=False) as services:

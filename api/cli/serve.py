@@ -138,7 +138,7 @@ def project(data: Path, database_url: str | None, fuseau: str | None,
     if fuseau is not None:
         _check_zone(fuseau)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    settings = Settings(data=data, token="", fuseau=fuseau, journal=journal,
+    settings = Settings(data=data, fuseau=fuseau, journal=journal,
                         database_url=database_url)
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):

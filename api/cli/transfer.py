@@ -94,7 +94,7 @@ def import_(data: Path, database_url: str | None, files: tuple[Path, ...], stric
                 raise click.ClickException(
                     f"{len(checked.refusees):,} line(s) refused: nothing imported (--strict)")
         task = bar.add_task("import", total=size)
-        settings = Settings(data=data, token="", database_url=database_url)
+        settings = Settings(data=data, database_url=database_url)
         try:
             with open_services(settings, run_projections=False) as services:
                 report = import_files(services.store, paths,

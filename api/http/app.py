@@ -82,7 +82,7 @@ async def open_economies(settings: Settings) -> AsyncIterator[dict[str, Any]]:
 
     A host app enters it in its own lifespan and merges the state into its own::
 
-        async with open_economies(Settings(data=Path("logs/mcp"), token="")) as state:
+        async with open_economies(Settings(data=Path("logs/mcp"))) as state:
             yield {**state, **host_state}
 
     ``settings.token`` is not used by the routes (the host's auth guards them).
@@ -96,7 +96,12 @@ async def open_economies(settings: Settings) -> AsyncIterator[dict[str, Any]]:
 def create_app(settings: Settings) -> Starlette:
     """The standalone app: ``routes`` behind ``BearerAuth`` (``/healthz`` and
     ``/openapi.json`` public, ``/metrics`` too with ``settings.metrics_public``), services
-    opened in lifespan, every request observed (refusals before routing included)."""
+    opened in lifespan, every request observed (refusals before routing included).
+    Raises ``ValueError`` when ``settings.token`` is empty or None: the standalone app
+    never serves without its own auth."""
+    token = settings.token
+    if not token or not token.strip():
+        raise ValueError("the standalone app needs a bearer token (Settings.token)")
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
@@ -109,7 +114,7 @@ def create_app(settings: Settings) -> Starlette:
         routes=routes,
         middleware=[Middleware(RequestObserver),
                     Middleware(HeaderCap),
-                    Middleware(BearerAuth, token=settings.token, public_paths=public)],
+                    Middleware(BearerAuth, token=token, public_paths=public)],
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=lifespan,
     )

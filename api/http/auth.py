@@ -18,11 +18,15 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 class BearerAuth:
     """Answers 401 with ``WWW-Authenticate: Bearer`` unless the request carries the token.
 
-    ``token``: the expected bearer token (str, compared as UTF-8 bytes);
+    ``token``: the expected bearer token (str, compared as UTF-8 bytes); an empty one
+    raises ``ValueError`` here, since ``Authorization: Bearer `` would match it.
     ``public_paths``: paths served without auth (``/healthz``). Non-HTTP scopes pass.
     """
 
     def __init__(self, app: ASGIApp, token: str, public_paths: Iterable[str] = ("/healthz",)):
+        if not token or not token.strip():
+            raise ValueError("BearerAuth needs a non-empty token: an empty one would let "
+                             "'Authorization: Bearer ' through")
         self.app = app
         self.token = token.encode("utf-8")
         self.public_paths = frozenset(public_paths)

@@ -107,7 +107,7 @@ def migrate(data: Path, source_url: str, target_url: str,
         raise ValueError("--from and --to name the same database")
     if not source_db.exists():
         raise ValueError(f"no event store at {source_db}")
-    settings = Settings(data=data, token="", lock_timeout=lock_timeout)
+    settings = Settings(data=data, lock_timeout=lock_timeout)
     source_settings = replace(settings, database_url=source_url)
     target_settings = replace(settings, database_url=target_url)
 

@@ -40,7 +40,7 @@ def read_bilan(data: Path | str = DEFAULT_DATA, *, par: str | None = None,
     when the view was built with another explicit zone or journal, ``ValueError`` for
     unsound day bounds, ``PersistenceError`` when a database fails.
     """
-    settings = Settings(data=Path(data), token="", fuseau=fuseau,
+    settings = Settings(data=Path(data), fuseau=fuseau,
                         journal=None if journal is None else Path(journal),
                         database_url=database_url)
     if not settings.database.exists():
@@ -62,7 +62,7 @@ def net_du_jour(client: str = "claude-code", data: Path | str = DEFAULT_DATA, *,
     "Today" is the current day in the zone the projection's days are cut in;
     ``catch_up`` as for ``read_bilan``. Raises as ``read_bilan``.
     """
-    settings = Settings(data=Path(data), token="", fuseau=fuseau)
+    settings = Settings(data=Path(data), fuseau=fuseau)
     if not settings.database.exists():
         return 0
     with open_services(settings, run_projections=False) as services:

@@ -27,7 +27,8 @@ class Settings:
     """Everything the app needs, resolved.
 
     ``data``: directory of the store (``economies.sqlite``), the projections
-    (``projections.sqlite``) and the token file; ``token``: the bearer token;
+    (``projections.sqlite``) and the token file; ``token``: the standalone app's bearer
+    token (None when a host app's own auth guards the routes, or for a command);
     ``max_body``: request body limit, bytes; ``lock_timeout``: SQLite busy timeout,
     seconds; ``poll_interval``: seconds between the runner's looks at the log when not
     woken; ``attendre_max``: seconds a ``?attendre=1`` read waits at most;
@@ -41,7 +42,7 @@ class Settings:
     """
 
     data: Path
-    token: str
+    token: str | None = None
     max_body: int = DEFAULT_MAX_BODY
     lock_timeout: int = 5
     poll_interval: float = 1.0

@@ -59,7 +59,7 @@ async def mcp(request: Request) -> PlainTextResponse:
 def create_host_app(data: Path, token: str) -> Starlette:
     """The host: ``/mcp`` plus ``economies_routes()``, all behind ``HostBearer``; our
     services opened in its lifespan and merged into its state."""
-    settings = Settings(data=data, token="")
+    settings = Settings(data=data)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:

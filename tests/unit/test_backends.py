@@ -11,7 +11,7 @@ from miam_economies.api.store.backends import Database, redact
 
 
 def test_the_default_is_the_sqlite_file_in_the_data_directory() -> None:
-    database = Settings(data=Path("logs/mcp"), token="").database
+    database = Settings(data=Path("logs/mcp")).database
     assert (database.kind, database.path) == ("sqlite", Path("logs/mcp/economies.sqlite"))
     assert database.projections_path == Path("logs/mcp/projections.sqlite")
 

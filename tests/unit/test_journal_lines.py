@@ -105,13 +105,14 @@ def test_a_malformed_line_gives_none_and_never_raises(raw: bytes) -> None:
     assert parse_line(raw) is None
 
 
-def test_valeurs_hold_only_text_that_can_be_stored_as_utf8() -> None:
+def test_a_lone_surrogate_escape_is_refused_never_stored() -> None:
     # What the view stores must encode as UTF-8: a lone surrogate would fail the insert on
-    # every retry and stall the journal join.
-    line = parse_line(b'{"demande_id": "d", "preset": "\\ud800", "ok": "\\u00e9"}')
-    if line is None:
-        return  # refused as malformed: counted, never stored
-    line.demande_id.encode("utf-8")
-    for champ, valeur in line.valeurs.items():
-        champ.encode("utf-8")
-        valeur.encode("utf-8")
+    # every retry and stall the journal join. The line is counted as malformed instead.
+    assert parse_line(b'{"demande_id": "d", "preset": "\\ud800", "ok": "\\u00e9"}') is None
+
+
+def test_escaped_text_is_kept_as_text_that_encodes_as_utf8() -> None:
+    line = parse_line(b'{"demande_id": "d\\u00e9", "preset": "\\u00e9t\\u00e9", "n": 3}')
+    assert line == JournalLine("d\u00e9", {"preset": "\u00e9t\u00e9", "n": "3"})
+    for text in (line.demande_id, *line.valeurs, *line.valeurs.values()):
+        text.encode("utf-8")
