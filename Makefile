@@ -20,6 +20,8 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check miam_economies domain projections api tests bench
+	$(BIN)/mypy
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest
 
 # Benchmarks are never timed tests: they print figures as ratios against a reference.

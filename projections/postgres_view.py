@@ -71,7 +71,8 @@ class _QmarkCursor:
         return self._cursor.fetchone()
 
     def fetchall(self) -> list[Any]:
-        return self._cursor.fetchall()
+        rows: list[Any] = self._cursor.fetchall()
+        return rows
 
 
 class PostgresBilanView(PostgresTrackingRecorder, SqlBilanView):

@@ -15,11 +15,12 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 from zoneinfo import ZoneInfo
 
 from eventsourcing.persistence import ApplicationRecorder, IntegrityError, Mapper
 
+from miam_economies.domain.events import EvenementRecu
 from miam_economies.domain.formulas import FORMULES
 from miam_economies.projections.journal import JournalFollower
 from miam_economies.projections.projection import BilanProjection
@@ -88,8 +89,8 @@ class CatchUpRunner:
             return 0
         # The store's mapper is the one decoder of the stored format (ADR-0043).
         to_event = self.mapper.to_domain_event
-        projection.process_page([to_event(n) for n in page],  # type: ignore[misc]
-                                page[-1].id, previous=position)
+        events = [cast(EvenementRecu, to_event(n)) for n in page]
+        projection.process_page(events, page[-1].id, previous=position)
         return len(page)
 
     def follow_switch(self) -> bool:

@@ -16,7 +16,8 @@ from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
+from uuid import UUID
 
 from eventsourcing.persistence import IntegrityError, StoredEvent
 
@@ -70,7 +71,7 @@ def copy_events(source: EventStore, target: EventStore,
         if not notifications:
             break
         for _ in range(SAVE_ATTEMPTS):
-            present = target.stored([n.originator_id for n in notifications])
+            present = target.stored([cast(UUID, n.originator_id) for n in notifications])
             new = [StoredEvent(n.originator_id, n.originator_version, n.topic, n.state)
                    for n in notifications if n.originator_id not in present]
             try:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from miam_economies.api.service.settings import DEFAULT_MAX_BODY
 from miam_economies.api.store.application import EventStore
@@ -57,7 +57,7 @@ def stored_events(store: EventStore, *, up_to: int | None = None
         for notification in page:
             if notification.id > head:
                 return
-            yield store.mapper.to_domain_event(notification)
+            yield cast(EvenementRecu, store.mapper.to_domain_event(notification))
         position = page[-1].id
 
 

@@ -43,7 +43,7 @@ class PostgresEconomiesRecorder(EconomiesRecorder, PostgresApplicationRecorder):
     def _query(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         with self.datastore.get_connection() as conn, \
                 conn.cursor(row_factory=tuple_row) as cursor:
-            cursor.execute(sql, params)  # type: ignore[arg-type]  # built from our names
+            cursor.execute(sql, params)
             return cursor.fetchall()
 
     def stored_streams(self, ids: Sequence[UUID]) -> set[UUID]:
