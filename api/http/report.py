@@ -117,7 +117,10 @@ def _svg(chart: Any) -> Markup:
 
 
 def _tokens(value: float | None) -> str:
-    return "-" if value is None else f"{value:,.0f}"
+    # A token figure is an int, printed exactly at any size; a chart hands floats.
+    if value is None:
+        return "-"
+    return f"{value:,}" if isinstance(value, int) else f"{value:,.0f}"
 
 
 def charts(data: Mapping[str, Any]) -> dict[str, Markup]:
