@@ -86,8 +86,8 @@ class PostgresBilanView(PostgresTrackingRecorder, SqlBilanView):
         statements = view_tables('text COLLATE "C"', "bigint", "numeric", "boolean", "")
         statements.append("CREATE TABLE IF NOT EXISTS bilan_schema (cle text PRIMARY KEY, "
                           "version bigint NOT NULL)")
-        self._view_statements = [SQL(s) for s in statements]
-        self.sql_create_statements += self._view_statements  # type: ignore[misc]
+        self._view_statements = [SQL(s).format() for s in statements]
+        self.sql_create_statements += self._view_statements
 
     @property
     def tracking_table(self) -> str:

@@ -49,7 +49,7 @@ class PostgresEconomiesRecorder(EconomiesRecorder, PostgresApplicationRecorder):
         retries a lock timeout 10 times, 0.2 s apart, each waiting ``lock_timeout``: here
         it is called once, undecorated, and the table's lock waits only the time left."""
         assert not self.datastore.enable_db_functions, "the insert function has its own wait"
-        insert = PostgresApplicationRecorder.insert_events.__wrapped__  # type: ignore[attr-defined]
+        insert = PostgresApplicationRecorder.insert_events.__wrapped__
         return insert(self, stored_events, deadline=deadline)  # type: ignore[no-any-return]
 
     def _insert_stored_events(self, curs: Cursor[DictRow],
