@@ -15,9 +15,6 @@ import logging
 import threading
 from collections.abc import Callable
 
-import psycopg
-from psycopg import sql
-
 from miam_economies.api.service.services import Services
 from miam_economies.api.store.backends import Database
 
@@ -32,6 +29,10 @@ def listen(database: Database, channel: str, wake: Callable[[], None],
     """Call ``wake()`` for every notification on ``channel`` of ``database`` (and once
     when listening starts), until ``stop`` is set. Connection errors are logged and the
     connection opened again after ``RECONNECT`` seconds; never raises ``psycopg.Error``."""
+    # Here, not at the top: on SQLite the command line runs without the postgres extra.
+    import psycopg
+    from psycopg import sql
+
     while not stop.is_set():
         try:
             with psycopg.connect(database.conninfo(), autocommit=True) as conn:
