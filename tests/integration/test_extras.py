@@ -20,6 +20,9 @@ from pathlib import Path
 from tests.conftest import LiveServer
 
 SCRIPT = Path(sys.executable).with_name("miam-economies")
+NOT_IMPORTED_WITH_THE_ROUTES = ("pygal", "jinja2", "markupsafe")
+"""Modules a host's process must not get by importing the routes. psycopg and
+psycopg_pool join them once the store and the composition root import them lazily."""
 
 
 def without(tmp_path: Path, *modules: str) -> dict[str, str]:
@@ -35,8 +38,7 @@ def test_importing_the_routes_imports_neither_pygal_nor_jinja2(tmp_path: Path) -
     # A fresh interpreter, warnings as errors (as a host's pytest may run): the host
     # names load, no charting or templating package comes with them, pygal's import hook
     # is not on sys.meta_path, and a failed optional import is the plain error again.
-    # (psycopg joins the list once the store and the composition root import it lazily.)
-    probe = """
+    probe = f"""
 import json, sys
 from miam_economies import economies_routes, open_economies
 economies_routes()
@@ -45,10 +47,9 @@ try:
     failed = "imported"
 except ModuleNotFoundError:
     failed = "ModuleNotFoundError"
-print(json.dumps({"loaded": sorted(m for m in ("pygal", "jinja2", "markupsafe")
-                                    if m in sys.modules),
+print(json.dumps({{"loaded": [m for m in {NOT_IMPORTED_WITH_THE_ROUTES!r} if m in sys.modules],
                   "finders": [type(f).__name__ for f in sys.meta_path],
-                  "failed_import": failed}))
+                  "failed_import": failed}}))
 """
     out = subprocess.run([sys.executable, "-W", "error", "-c", probe], cwd=tmp_path,
                          check=True, capture_output=True, text=True)
