@@ -13,6 +13,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 
+from miam_economies.api.extras import MissingExtra
 from miam_economies.api.http.body import BodyTooLarge, MalformedBody, SlowBody
 from miam_economies.api.store.application import StoreUnavailable
 from miam_economies.domain.validation import SchemaError
@@ -58,6 +59,11 @@ async def _unavailable(request: Request, exc: Exception) -> JSONResponse:
     return error_response(503, "storage unavailable, retry later", **{"Retry-After": "1"})
 
 
+async def _not_installed(request: Request, exc: Exception) -> JSONResponse:
+    # The host installed us without an extra (the report's pygal and Jinja2): say which.
+    return error_response(501, str(exc))
+
+
 async def _disconnected(request: Request, exc: Exception) -> JSONResponse:
     # Nobody will read this answer; mapping it keeps an abandoned upload out of the 500s.
     return error_response(400, "the client disconnected before sending the whole body")
@@ -73,5 +79,6 @@ EXCEPTION_HANDLERS: dict[Any, Any] = {
     PersistenceError: _unavailable,  # reads: the bilan, the store's head
     ConnectionPoolClosedError: _unavailable,  # a request still running at shutdown
     ClientDisconnect: _disconnected,
+    MissingExtra: _not_installed,  # GET /economies/rapport without the report extra
 }
 """The error policy (SPEC, "Wire contract"): exception class -> response."""

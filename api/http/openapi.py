@@ -204,7 +204,10 @@ def openapi_document() -> dict[str, Any]:
                 "responses": {"200": {"description": "The page (no network needed)",
                                       "content": {"text/html": {"schema": {
                                           "type": "string"}}}},
-                              "400": _error("Bad day bounds"), **auth_errors},
+                              "400": _error("Bad day bounds"),
+                              "501": _error("Installed without the report extra (pygal, "
+                                            "Jinja2): the message names it"),
+                              **auth_errors},
             }},
             "/healthz": {"get": {
                 "summary": "Health, without auth: the store's head, the projection's "

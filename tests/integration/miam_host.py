@@ -3,13 +3,15 @@ middleware, with our routes mounted beside it and our services in its lifespan.
 
 Run by the embedding test as ``uvicorn --factory tests.integration.miam_host:from_env``
 with ``MIAM_HOST_DATA`` (the data directory) and ``MIAM_HOST_TOKEN`` (the host's token).
+It imports nothing of this repository but ``miam_economies``, so a test can copy it into a
+host tree of its own.
 """
 
 from __future__ import annotations
 
 import hmac
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -25,10 +27,9 @@ from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, PlainTextResponse
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
-from miam_economies.api.http.app import economies_routes, open_economies
-from miam_economies.api.service.settings import Settings
+from miam_economies import Settings, economies_routes, open_economies
 
 HOST_REFUSAL = "host: bearer token required"
 
@@ -56,9 +57,9 @@ async def mcp(request: Request) -> PlainTextResponse:
     return PlainTextResponse(f"mcp of {request.state.host_name}")
 
 
-def create_host_app(data: Path, token: str) -> Starlette:
-    """The host: ``/mcp`` plus ``economies_routes()``, all behind ``HostBearer``; our
-    services opened in its lifespan and merged into its state."""
+def create_host_app(data: Path, token: str, routes: Sequence[BaseRoute] = ()) -> Starlette:
+    """The host: ``/mcp`` and its other ``routes`` plus ``economies_routes()``, all behind
+    ``HostBearer``; our services opened in its lifespan and merged into its state."""
     settings = Settings(data=data)
 
     @asynccontextmanager
@@ -67,7 +68,7 @@ def create_host_app(data: Path, token: str) -> Starlette:
             yield {"host_name": "miam", **economies}
 
     return Starlette(
-        routes=[Route("/mcp", mcp, methods=["GET", "POST"]), *economies_routes()],
+        routes=[Route("/mcp", mcp, methods=["GET", "POST"]), *routes, *economies_routes()],
         middleware=[Middleware(AuthenticationMiddleware, backend=HostBearer(token),
                                on_error=_refused)],
         lifespan=lifespan,
