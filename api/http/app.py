@@ -36,17 +36,24 @@ from miam_economies.api.http.routes import (
 from miam_economies.api.service.bootstrap import open_services
 from miam_economies.api.service.settings import Settings
 
+OWN_BODY_CAP = 2**62
+"""The body cap a route declares to Starlette, bytes: beyond any body, so that a host
+app's own ``max_body_size`` (innermost wins) never answers our POST with a plain-text
+413, which the plugin would re-send for ever. Our cap is ``Settings.max_body``, enforced
+by ``body.read_capped`` with the contract's JSON 413 (ecosystem review, §3 D)."""
 
-def _route(path: str, handler: Any, method: str) -> Route:
+
+def _route(path: str, handler: Any, method: str, *, max_body_size: int | None = None
+           ) -> Route:
     # The endpoint is an ASGI app carrying our error policy and observation, so the route
     # behaves the same in a host app that knows neither.
     endpoint = RequestObserver(
         ExceptionMiddleware(request_response(handler), handlers=EXCEPTION_HANDLERS), path)
-    return Route(path, endpoint, methods=[method])
+    return Route(path, endpoint, methods=[method], max_body_size=max_body_size)
 
 
 ECONOMIES_ROUTES = [
-    _route("/economies", post_economies, "POST"),
+    _route("/economies", post_economies, "POST", max_body_size=OWN_BODY_CAP),
     _route("/economies/bilan", get_bilan, "GET"),
     _route("/economies/demandes/{demande_id:path}", get_demande, "GET"),
     _route("/economies/rapport", get_rapport, "GET"),

@@ -57,13 +57,19 @@ async def mcp(request: Request) -> PlainTextResponse:
     return PlainTextResponse(f"mcp of {request.state.host_name}")
 
 
-def create_host_app(data: Path, token: str, routes: Sequence[BaseRoute] = ()) -> Starlette:
+def create_host_app(data: Path, token: str, routes: Sequence[BaseRoute] = (), *,
+                    max_body_size: int | None = None, open_ours: bool = True) -> Starlette:
     """The host: ``/mcp`` and its other ``routes`` plus ``economies_routes()``, all behind
-    ``HostBearer``; our services opened in its lifespan and merged into its state."""
+    ``HostBearer``; our services opened in its lifespan and merged into its state (unless
+    ``open_ours`` is false: a host that forgot); ``max_body_size``: the host's own
+    app-wide body cap (Starlette's), bytes."""
     settings = Settings(data=data)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
+        if not open_ours:
+            yield {"host_name": "miam"}
+            return
         async with open_economies(settings) as economies:
             yield {"host_name": "miam", **economies}
 
@@ -72,9 +78,22 @@ def create_host_app(data: Path, token: str, routes: Sequence[BaseRoute] = ()) ->
         middleware=[Middleware(AuthenticationMiddleware, backend=HostBearer(token),
                                on_error=_refused)],
         lifespan=lifespan,
+        max_body_size=max_body_size,
     )
 
 
 def from_env() -> Starlette:
     """``create_host_app`` from ``MIAM_HOST_DATA`` and ``MIAM_HOST_TOKEN``."""
     return create_host_app(Path(os.environ["MIAM_HOST_DATA"]), os.environ["MIAM_HOST_TOKEN"])
+
+
+def capped_from_env() -> Starlette:
+    """The host with its own app-wide body cap of 64 KiB (ecosystem review, §3 D)."""
+    return create_host_app(Path(os.environ["MIAM_HOST_DATA"]), os.environ["MIAM_HOST_TOKEN"],
+                           max_body_size=64 * 1024)
+
+
+def forgetful_from_env() -> Starlette:
+    """The host that mounts our routes but never enters ``open_economies`` (§3 C)."""
+    return create_host_app(Path(os.environ["MIAM_HOST_DATA"]), os.environ["MIAM_HOST_TOKEN"],
+                           open_ours=False)

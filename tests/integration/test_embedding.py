@@ -6,6 +6,7 @@ data directory without a server."""
 from __future__ import annotations
 
 import copy
+import json
 import os
 import socket
 import subprocess
@@ -19,7 +20,9 @@ import httpx
 import pytest
 
 from miam_economies.api.service.reading import economies_section, net_du_jour
+from miam_economies.api.service.settings import DEFAULT_MAX_BODY
 from tests.conftest import EXAMPLE_BATCH
+from tests.corpus import generate
 from tests.integration.miam_host import HOST_REFUSAL
 
 ROOT = Path(__file__).parents[2]
@@ -220,3 +223,34 @@ def test_a_host_tree_with_its_own_api_domain_projections_keeps_them(tmp_path: Pa
     for name, path in own["files"].items():
         assert Path(path).is_relative_to(tree), name
     assert not Path(own["ours"]).is_relative_to(tree)
+
+
+def test_a_hosts_app_wide_body_cap_does_not_lower_ours(tmp_path: Path) -> None:
+    # The plugin re-sends a 413'd batch for ever: a host's cap of 64 KiB must not refuse
+    # a 500-event batch (about 200 KB), while our own cap (1 MiB) still holds.
+    host = HostServer(tmp_path / "data", app="tests.integration.miam_host:capped_from_env")
+    host.start()
+    try:
+        body = json.dumps({"evenements": generate(500, seed=4)[:500]}).encode()
+        assert 64 * 1024 < len(body) < DEFAULT_MAX_BODY
+        answer = host.client.post("/economies", content=body,
+                                  headers={"Content-Type": "application/json"})
+        assert answer.status_code == 200 and answer.json()["recus"] == 500
+        huge = host.client.post("/economies", content=b" " * (DEFAULT_MAX_BODY + 1),
+                                headers={"Content-Type": "application/json"})
+        assert huge.status_code == 413 and huge.json()["ok"] is False  # ours, in JSON
+    finally:
+        host.stop()
+
+
+def test_routes_mounted_without_open_economies_answer_503_saying_so(tmp_path: Path) -> None:
+    host = HostServer(tmp_path / "data", app="tests.integration.miam_host:forgetful_from_env")
+    host.start()
+    try:
+        answer = host.client.post("/economies", json=copy.deepcopy(EXAMPLE_BATCH))
+        assert answer.status_code == 503
+        assert "open_economies" in answer.json()["erreur"]
+        assert host.client.get("/economies/bilan").status_code == 503
+    finally:
+        host.stop()
+    assert "open_economies" in host.log_path.read_text()  # the host's log says how to fix
