@@ -9,7 +9,8 @@ server's strict decoder (``bench.run.bodies``, ``loads_strict``), so each call s
 POST hands to the validator. Runs alternate between the two versions, so a machine busy
 with other work slows both alike; each figure is the median over ``--runs`` runs.
 
-Not a test: it prints figures, it asserts nothing (README, "Benchmarks").
+Not a test: it prints figures, it asserts nothing (Makefile: benchmarks are never timed
+tests).
 """
 
 from __future__ import annotations
