@@ -26,8 +26,9 @@ from miam_economies.domain.events import (
     from_payload,
 )
 from miam_economies.domain.instants import iso_utc, parse_instant
+from miam_economies.domain.schema import MAX_BATCH
 from miam_economies.domain.strict_json import NotStrictJson, loads_strict
-from miam_economies.domain.validation import MAX_BATCH, validate_event
+from miam_economies.domain.validation import validate_event
 
 RECU_LE = "recu_le"
 """The key an exported line adds to the event as received (contract, point 3)."""
