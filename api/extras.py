@@ -9,6 +9,9 @@ the extra's packages into ``MissingExtra``, whose message says what to install.
 
 from __future__ import annotations
 
+from importlib import import_module
+from types import ModuleType
+
 EXTRAS: dict[str, tuple[str, ...]] = {
     "postgres": ("psycopg", "psycopg_pool"),
     "report": ("pygal", "jinja2", "markupsafe"),
@@ -38,3 +41,16 @@ class MissingExtra(Exception):
         is a bug or a broken install and should propagate as it is."""
         top = (error.name or "").partition(".")[0]
         return cls(extra, top, what) if top in EXTRAS[extra] else None
+
+
+def require(extra: str, module: str, what: str) -> ModuleType:
+    """``module`` imported, or ``MissingExtra`` naming ``extra`` when one of the extra's
+    packages is missing (``what`` needs it: "the report"). A missing module of any other
+    package is a bug or a broken install: its ``ModuleNotFoundError`` propagates."""
+    try:
+        return import_module(module)
+    except ModuleNotFoundError as exc:
+        missing = MissingExtra.of(exc, extra, what)
+        if missing is None:
+            raise
+        raise missing from None

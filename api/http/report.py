@@ -20,7 +20,7 @@ from datetime import datetime
 from types import ModuleType
 from typing import Any
 
-from miam_economies.api.extras import MissingExtra
+from miam_economies.api.extras import require
 from miam_economies.api.service.services import Services
 from miam_economies.domain.bilan import Figures
 from miam_economies.projections.view import INCONNU
@@ -100,14 +100,7 @@ def report_data(services: Services, depuis: str | None = None,
 def drawing() -> ModuleType:
     """The module that draws the page (``report_page``), imported on first use. Raises
     ``MissingExtra`` when pygal or Jinja2 is not installed (the ``report`` extra)."""
-    try:
-        from miam_economies.api.http import report_page
-    except ModuleNotFoundError as exc:
-        missing = MissingExtra.of(exc, "report", "the report")
-        if missing is None:
-            raise
-        raise missing from None
-    return report_page
+    return require("report", "miam_economies.api.http.report_page", "the report")
 
 
 def render_html(data: Mapping[str, Any]) -> str:

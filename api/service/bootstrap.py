@@ -21,7 +21,7 @@ from zoneinfo import ZoneInfo
 
 from eventsourcing.persistence import PersistenceError
 
-from miam_economies.api.extras import MissingExtra
+from miam_economies.api.extras import require
 from miam_economies.api.service.services import Services
 from miam_economies.api.service.serving import open_active
 from miam_economies.api.service.settings import Settings
@@ -75,13 +75,7 @@ def _require_driver(database: Database) -> None:
     """Raise ``MissingExtra`` naming the ``postgres`` extra for a PostgreSQL database
     when its driver is not installed (ADR-0044)."""
     if database.is_postgres:
-        try:
-            import psycopg  # noqa: F401
-        except ModuleNotFoundError as exc:
-            missing = MissingExtra.of(exc, "postgres", "a PostgreSQL database")
-            if missing is None:
-                raise
-            raise missing from None
+        require("postgres", "psycopg", "a PostgreSQL database")
 
 
 def open_store(database: Database, lock_timeout: int = 5, *,
