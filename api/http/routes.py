@@ -26,11 +26,11 @@ STATE = "economies"
 
 
 def _services(request: Request) -> Services:
-    services: Services | None = getattr(request.state, STATE, None)
-    if services is None:
+    services = getattr(request.state, STATE, None)
+    if not isinstance(services, Services):  # absent, or a host's own key of that name
         raise NotOpen("miam-economies is not open in this app: enter "
                       "open_economies(settings) in the app's lifespan and merge the state "
-                      "it yields (README, \"Using it from MIAM\")")
+                      "it yields under its keys (README, \"Using it from MIAM\")")
     return services
 
 

@@ -58,11 +58,13 @@ async def mcp(request: Request) -> PlainTextResponse:
 
 
 def create_host_app(data: Path, token: str, routes: Sequence[BaseRoute] = (), *,
-                    max_body_size: int | None = None, open_ours: bool = True) -> Starlette:
+                    max_body_size: int | None = None, open_ours: bool = True,
+                    auth_per_route: bool = False) -> Starlette:
     """The host: ``/mcp`` and its other ``routes`` plus ``economies_routes()``, all behind
     ``HostBearer``; our services opened in its lifespan and merged into its state (unless
     ``open_ours`` is false: a host that forgot); ``max_body_size``: the host's own
-    app-wide body cap (Starlette's), bytes."""
+    app-wide body cap (Starlette's), bytes. With ``auth_per_route`` the host's auth is no
+    app-wide middleware: it wraps ``/mcp`` and each of our routes (the MCP SDK's way)."""
     settings = Settings(data=data)
 
     @asynccontextmanager
@@ -73,13 +75,16 @@ def create_host_app(data: Path, token: str, routes: Sequence[BaseRoute] = (), *,
         async with open_economies(settings) as economies:
             yield {"host_name": "miam", **economies}
 
+    auth = [Middleware(AuthenticationMiddleware, backend=HostBearer(token),
+                       on_error=_refused)]
+    if auth_per_route:
+        return Starlette(
+            routes=[Route("/mcp", mcp, methods=["GET", "POST"], middleware=auth), *routes,
+                    *economies_routes(middleware=auth)],
+            lifespan=lifespan, max_body_size=max_body_size)
     return Starlette(
         routes=[Route("/mcp", mcp, methods=["GET", "POST"]), *routes, *economies_routes()],
-        middleware=[Middleware(AuthenticationMiddleware, backend=HostBearer(token),
-                               on_error=_refused)],
-        lifespan=lifespan,
-        max_body_size=max_body_size,
-    )
+        middleware=auth, lifespan=lifespan, max_body_size=max_body_size)
 
 
 def from_env() -> Starlette:
@@ -91,6 +96,12 @@ def capped_from_env() -> Starlette:
     """The host with its own app-wide body cap of 64 KiB (ecosystem review, §3 D)."""
     return create_host_app(Path(os.environ["MIAM_HOST_DATA"]), os.environ["MIAM_HOST_TOKEN"],
                            max_body_size=64 * 1024)
+
+
+def per_route_from_env() -> Starlette:
+    """The host whose auth wraps each route, ours through ``economies_routes``."""
+    return create_host_app(Path(os.environ["MIAM_HOST_DATA"]), os.environ["MIAM_HOST_TOKEN"],
+                           auth_per_route=True)
 
 
 def forgetful_from_env() -> Starlette:

@@ -254,3 +254,20 @@ def test_routes_mounted_without_open_economies_answer_503_saying_so(tmp_path: Pa
     finally:
         host.stop()
     assert "open_economies" in host.log_path.read_text()  # the host's log says how to fix
+
+
+def test_a_host_whose_auth_guards_each_route_passes_it_to_ours(tmp_path: Path) -> None:
+    # The MCP SDK guards /mcp only: economies_routes(middleware=...) puts the host's auth
+    # on each of our routes too.
+    host = HostServer(tmp_path / "data", app="tests.integration.miam_host:per_route_from_env")
+    host.start()
+    try:
+        unguarded = httpx.post(f"{host.url}/economies", json=copy.deepcopy(EXAMPLE_BATCH))
+        assert unguarded.status_code == 401 and unguarded.json() == {"host_error": HOST_REFUSAL}
+        assert httpx.get(f"{host.url}/economies/bilan").status_code == 401
+        answer = host.client.post("/economies", json=copy.deepcopy(EXAMPLE_BATCH))
+        assert answer.json() == {"ok": True, "recus": 2, "doublons": 0}
+        bilan = host.client.get("/economies/bilan", params={"attendre": "1"}).json()
+        assert bilan["economies"]["claude-code"] == EXPECTED
+    finally:
+        host.stop()
