@@ -1,19 +1,35 @@
 # Quickstart: `make run` serves on 127.0.0.1:8090; `make test` runs the whole suite.
-# Both create .venv and install the project into it when needed.
+# Both create .venv and install the project into it when needed, at the exact versions
+# of requirements.lock (ADR-0044).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+LOCK := requirements.lock
+# The extras the standalone service and its tests need (`all` names them too, but it
+# refers to the project itself, which a lock cannot hold).
+EXTRAS := --extra postgres --extra report --extra cli --extra test
 
-.PHONY: run test bench soak install clean
+.PHONY: run test bench soak install lock clean
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+# Every package from the lock, hashes checked; then the project itself, editable, with
+# no dependency resolution and no build isolation: nothing outside the lock is fetched
+# (setuptools and wheel, the build's own requirements, are in it).
+$(STAMP): pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet --require-hashes -r $(LOCK)
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
+
+# Resolve pyproject.toml's ranges again into $(LOCK), keeping every pin that still fits.
+# After a dependency change in pyproject.toml; `make lock LOCK_ARGS=--upgrade` moves every
+# package to its newest release in range (`--upgrade-package NAME` one of them).
+lock: $(STAMP)
+	$(BIN)/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras \
+	    --all-build-deps $(EXTRAS) --no-emit-index-url --no-emit-find-links \
+	    $(LOCK_ARGS) --output-file $(LOCK) pyproject.toml
 
 run: $(STAMP)
 	$(BIN)/miam-economies serve

@@ -1,45 +1,49 @@
 """Strict validation of one POST /economies batch (pure: no I/O, no clock).
 
-Rules come from the contract (``000_*.txt``, "À implémenter dans MIAM", point 2) as
-restated in SPEC.md, "Events (schema 1)". Validation never stops at the first fault: the
-422 body lists every ``(index, champ, message)``, capped at ``MAX_FAULTS``.
+The rules are declared once, in ``domain.schema`` (ADR-0046): this module compiles that
+table into plans of checks and walks them; it states no field of its own. Rules come from
+the contract (``000_*.txt``, "À implémenter dans MIAM", point 2) as restated in SPEC.md,
+"Events (schema 1)". Validation never stops at the first fault: the 422 body lists every
+``(index, champ, message)``, capped at ``MAX_FAULTS``.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
-from miam_economies.domain.events import (
-    OUTILS,
-    RETOURS,
-    SCHEMA,
-    TYPES,
-    Received,
-    from_payload,
-)
+from miam_economies.domain.events import Received, from_payload
 from miam_economies.domain.instants import parse_instant
-
-MAX_BATCH = 500
-"""Events per batch at most (contract, "Transport": ATTENTE_MAX)."""
+from miam_economies.domain.schema import (
+    COMMON,
+    EVENTS,
+    INSTANT_PATTERN,
+    MAX_BATCH,
+    MAX_SAFE_INTEGER,
+    MAX_STRING,
+    TYPE,
+    Boolean,
+    Exactly,
+    Field,
+    Instant,
+    Integer,
+    OneOf,
+    Record,
+    Text,
+    TextList,
+)
 
 MAX_FAULTS = 100
 """Faults listed in one 422 body at most; the count of the rest is reported."""
 
-MAX_STRING = 512
-"""Characters at most in each string field the schema names (ids, client, modele...): the
-contract's ids are about 100 characters; a 10,000-character id is refused, not stored.
-Unknown fields are bounded only by the body limit."""
-
-MAX_SAFE_INTEGER = 2**53 - 1
-"""The plugin is JavaScript: integers beyond Number.MAX_SAFE_INTEGER are not exact there."""
+_INSTANT = re.compile(INSTANT_PATTERN)
 
 # RFC 3339, the profile of ISO 8601 that toISOString() writes: seconds mandatory, fraction
 # optional, offset mandatory (SPEC, "Events"). datetime.fromisoformat alone would also take
-# compact and week forms, and dates without an offset.
-_ISO_DATE = re.compile(
+# compact and week forms, and dates without an offset. Only used to word a refusal.
+_ISO_SHAPE = re.compile(
     r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})", re.ASCII
 )
 
@@ -74,34 +78,17 @@ class SchemaError(ValueError):
         self.omitted = omitted
 
 
-class _Checker:
-    """Collects the faults of one event; each ``need_*`` returns whether the field is good."""
+Check: TypeAlias = Callable[[Any], str | None]
+"""A field's check: None when the value is good, else the fault's message."""
 
-    def __init__(self, index: int, event: Mapping[str, Any], faults: list[Fault]):
-        self.index = index
-        self.event = event
-        self.faults = faults
+Inside: TypeAlias = Callable[[Any, int, list[Fault]], None]
+"""Checks the insides of a value its own check passed: a record's fields, a list's items."""
 
-    def fault(self, champ: str, message: str) -> None:
-        self.faults.append(Fault(self.index, champ, message))
+Step: TypeAlias = tuple[str, str, Check, Inside | None]
+"""One field of a plan: ``(key, champ, check, inside)``, champ being the dotted path."""
 
-    def get(self, obj: Mapping[str, Any], key: str, champ: str) -> tuple[bool, Any]:
-        if key not in obj:
-            self.fault(champ, "required field is missing")
-            return False, None
-        return True, obj[key]
-
-    def need(self, obj: Mapping[str, Any], key: str, prefix: str,
-             check: Callable[[Any], str | None]) -> bool:
-        champ = prefix + key
-        present, value = self.get(obj, key, champ)
-        if not present:
-            return False
-        problem = check(value)
-        if problem:
-            self.fault(champ, problem)
-            return False
-        return True
+_MISSING = "required field is missing"
+_ABSENT = object()
 
 
 def _string(value: Any) -> str | None:
@@ -126,42 +113,48 @@ def _boolean(value: Any) -> str | None:
     return None if isinstance(value, bool) else "must be a boolean (true or false)"
 
 
-def _integer(value: Any, minimum: int) -> str | None:
-    # bool is an int subclass and 3.0 is a float: the contract wants a JSON integer.
-    if type(value) is not int:
-        return "must be a JSON integer (not a boolean, a float or a string)"
-    if value > MAX_SAFE_INTEGER or value < -MAX_SAFE_INTEGER:
-        return f"must be at most 2^53 - 1 in magnitude ({MAX_SAFE_INTEGER})"
-    if value < minimum:
-        return f"must be >= {minimum}"
-    return None
-
-
-def _counter(value: Any) -> str | None:
-    return _integer(value, 0)
-
-
-def _signed(value: Any) -> str | None:
-    return _integer(value, -MAX_SAFE_INTEGER)
-
-
-def _one_of(allowed: tuple[str, ...]) -> Callable[[Any], str | None]:
+def _integer(minimum: int) -> Check:
     def check(value: Any) -> str | None:
-        if isinstance(value, str) and value in allowed:
-            return None
-        return "must be one of " + ", ".join(f'"{a}"' for a in allowed)
+        # bool is an int subclass and 3.0 is a float: the contract wants a JSON integer.
+        if type(value) is not int:
+            return "must be a JSON integer (not a boolean, a float or a string)"
+        if value > MAX_SAFE_INTEGER or value < -MAX_SAFE_INTEGER:
+            return f"must be at most 2^53 - 1 in magnitude ({MAX_SAFE_INTEGER})"
+        if value < minimum:
+            return f"must be >= {minimum}"
+        return None
 
     return check
 
 
-def _schema_version(value: Any) -> str | None:
-    return None if type(value) is int and value == SCHEMA else f"must be the number {SCHEMA}"
+def _exactly(number: int) -> Check:
+    def check(value: Any) -> str | None:
+        return None if type(value) is int and value == number else f"must be the number {number}"
+
+    return check
 
 
-def _iso_date(value: Any) -> str | None:
+def _one_of(allowed: tuple[str, ...]) -> Check:
+    message = "must be one of " + ", ".join(f'"{a}"' for a in allowed)
+
+    def check(value: Any) -> str | None:
+        return None if isinstance(value, str) and value in allowed else message
+
+    return check
+
+
+def _instant(value: Any) -> str | None:
+    if isinstance(value, str) and _INSTANT.fullmatch(value):
+        return None  # the common case, in one match
+    return _instant_fault(value)
+
+
+def _instant_fault(value: Any) -> str | None:
+    # Step by step, to say what is wrong. INSTANT_PATTERN accepts exactly the strings this
+    # accepts (tests/unit/test_schema.py): the pattern is a faster way to the same answer.
     if not isinstance(value, str):
         return "must be an ISO 8601 string"
-    if not _ISO_DATE.fullmatch(value):
+    if not _ISO_SHAPE.fullmatch(value):
         return ("must be ISO 8601 with date, time and offset, "
                 "as toISOString() writes it (2026-10-30T09:12:04.512Z)")
     try:
@@ -178,89 +171,104 @@ def _object(value: Any) -> str | None:
     return None if isinstance(value, dict) else "must be a JSON object"
 
 
-def _check_common(c: _Checker) -> str | None:
-    """Check the fields every type shares; return the type when it is a known one."""
-    ev = c.event
-    c.need(ev, "schema", "", _schema_version)
-    c.need(ev, "id", "", _non_empty_string)
-    c.need(ev, "date", "", _iso_date)
-    c.need(ev, "client", "", _non_empty_string)
-    c.need(ev, "session_id", "", _string)
-    if c.need(ev, "type", "", _one_of(TYPES)):
-        return str(ev["type"])
-    return None
+def _list(item: str) -> Check:
+    def check(value: Any) -> str | None:
+        if not isinstance(value, list):
+            return "must be a list of strings"
+        return None if value else f"must hold at least one {item}"
+
+    return check
 
 
-def _check_delegation(c: _Checker) -> None:
-    ev = c.event
-    c.need(ev, "demande_id", "", _string)
-    c.need(ev, "agent_id", "", _nullable_string)
-    c.need(ev, "par_subagent", "", _boolean)
-    c.need(ev, "retour", "", _one_of(RETOURS))
-    c.need(ev, "tokens_entree", "", _counter)
-    c.need(ev, "tokens_sortie", "", _counter)
-    if c.need(ev, "estimation", "", _object):
-        est = ev["estimation"]
-        for key in ("lus", "ecrits", "consigne", "rendus"):
-            c.need(est, key, "estimation.", _counter)
-        c.need(est, "evites", "estimation.", _signed)
-        c.need(est, "methode", "estimation.", _string)
+def _items(champ: str, check: Check) -> Inside:
+    def inside(values: list[Any], index: int, faults: list[Fault]) -> None:
+        for i, item in enumerate(values):
+            problem = check(item)
+            if problem:
+                faults.append(Fault(index, f"{champ}[{i}]", problem))
+
+    return inside
 
 
-def _check_pilotage(c: _Checker) -> None:
-    ev = c.event
-    c.need(ev, "agent_id", "", _string)
-    c.need(ev, "turn_id", "", _string)
-    c.need(ev, "modele", "", _string)
-    c.need(ev, "cout", "", _counter)
-    present, ids = c.get(ev, "demande_ids", "demande_ids")
-    if present:
-        if not isinstance(ids, list):
-            c.fault("demande_ids", "must be a list of strings")
-        elif not ids:
-            c.fault("demande_ids", "must hold at least one demande_id")
-        else:
-            for i, demande_id in enumerate(ids):
-                problem = _string(demande_id)
-                if problem:
-                    c.fault(f"demande_ids[{i}]", problem)
-    if c.need(ev, "usage", "", _object):
-        usage = ev["usage"]
-        for key in ("input_tokens", "output_tokens",
-                    "cache_read_input_tokens", "cache_creation_input_tokens"):
-            c.need(usage, key, "usage.", _counter)
+def _fields(plan: tuple[Step, ...]) -> Inside:
+    def inside(obj: dict[str, Any], index: int, faults: list[Fault]) -> None:
+        _walk(plan, obj, index, faults)
+
+    return inside
 
 
-def _check_correction(c: _Checker) -> None:
-    ev = c.event
-    c.need(ev, "demande_id", "", _string)
-    c.need(ev, "outil", "", _one_of(OUTILS))
-    c.need(ev, "tool_use_id", "", _string)
-    for key in ("tokens_lus", "tokens_ecrits", "cout"):
-        c.need(ev, key, "", _counter)
+def _step(field: Field, prefix: str) -> Step:
+    """The plan step of a declared field: its check, and how to check inside it."""
+    champ = prefix + field.name
+    kind = field.kind
+    match kind:
+        case Integer(minimum=minimum):
+            return field.name, champ, _integer(minimum), None
+        case Exactly(value=number):
+            return field.name, champ, _exactly(number), None
+        case Text(non_empty=False, nullable=False):
+            return field.name, champ, _string, None
+        case Text(non_empty=True, nullable=False):
+            return field.name, champ, _non_empty_string, None
+        case Text(non_empty=False, nullable=True):
+            return field.name, champ, _nullable_string, None
+        case Boolean():
+            return field.name, champ, _boolean, None
+        case OneOf(values=values):
+            return field.name, champ, _one_of(values), None
+        case Instant():
+            return field.name, champ, _instant, None
+        case TextList(item=item):
+            return field.name, champ, _list(item), _items(champ, _string)
+        case Record(fields=fields):
+            plan = tuple(_step(sub, champ + ".") for sub in fields)
+            return field.name, champ, _object, _fields(plan)
+    raise TypeError(f"no check for {kind!r}")  # declared in domain.schema, unknown here
 
 
-_BY_TYPE = {
-    "delegation": _check_delegation,
-    "pilotage": _check_pilotage,
-    "correction": _check_correction,
-}
+def _plan(fields: tuple[Field, ...]) -> tuple[Step, ...]:
+    return tuple(_step(field, "") for field in fields)
+
+
+def _walk(plan: tuple[Step, ...], obj: dict[str, Any], index: int,
+          faults: list[Fault]) -> None:
+    """Append a fault for every step of ``plan`` that ``obj`` breaks, in plan order."""
+    for key, champ, check, inside in plan:
+        value = obj.get(key, _ABSENT)
+        if value is _ABSENT:
+            faults.append(Fault(index, champ, _MISSING))
+            continue
+        problem = check(value)
+        if problem:
+            faults.append(Fault(index, champ, problem))
+        elif inside is not None:
+            inside(value, index, faults)
+
+
+# The declaration (domain.schema), compiled once into plans: tuples of steps.
+_COMMON = _plan(COMMON)
+_BY_TYPE = {kind: _plan(fields) for kind, fields in EVENTS.items()}
+
+
+def _check_event(index: int, event: Any, faults: list[Fault]) -> None:
+    if not isinstance(event, dict):
+        faults.append(Fault(index, "evenement", "each event must be a JSON object"))
+        return
+    _walk(_COMMON, event, index, faults)
+    kind = event.get(TYPE)
+    if isinstance(kind, str) and kind in _BY_TYPE:  # a bad type is already a fault
+        _walk(_BY_TYPE[kind], event, index, faults)
 
 
 def validate_event(index: int, event: Any) -> list[Fault]:
-    """Every fault of one event at position ``index`` of the batch (empty when valid).
+    """Every fault of one event at position ``index`` of the batch (empty when valid),
+    in the order of ``domain.schema``: the common fields, then the type's.
 
     Unknown fields are ignored (contract: "champs inconnus ignorés"); ``null`` is accepted
     only for a delegation's ``agent_id``.
     """
     faults: list[Fault] = []
-    if not isinstance(event, dict):
-        faults.append(Fault(index, "evenement", "each event must be a JSON object"))
-        return faults
-    checker = _Checker(index, event, faults)
-    kind = _check_common(checker)
-    if kind is not None:
-        _BY_TYPE[kind](checker)
+    _check_event(index, event, faults)
     return faults
 
 
@@ -288,7 +296,7 @@ def validate_batch(body: Any) -> list[Received]:
         faults.append(Fault(None, "evenements",
                             f"holds {len(events)} events; at most {MAX_BATCH} per batch"))
     for index, event in enumerate(events):
-        faults.extend(validate_event(index, event))
+        _check_event(index, event, faults)
     if faults:
         raise SchemaError(faults[:MAX_FAULTS], omitted=max(0, len(faults) - MAX_FAULTS))
     return [from_payload(event) for event in events]

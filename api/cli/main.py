@@ -21,6 +21,7 @@ from rich.progress import (
     Progress,
 )
 
+from miam_economies.api.extras import MissingExtra
 from miam_economies.api.service.settings import (
     DEFAULT_DATA,
     Settings,
@@ -66,7 +67,18 @@ journal_option = click.option(
 )
 
 
-@click.group()
+class _Commands(click.Group):
+    """The command group; a missing extra (a PostgreSQL URL without the driver, the report
+    without its charting) is one line of usage error, never a traceback (ADR-0044)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except MissingExtra as exc:
+            raise click.ClickException(str(exc)) from None
+
+
+@click.group(cls=_Commands)
 def main() -> None:
     """Token savings of MIAM's Claude Code plugin: ingestion and bilan."""
 

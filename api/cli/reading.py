@@ -22,7 +22,8 @@ from miam_economies.api.cli.main import (
     journal_option,
     main,
 )
-from miam_economies.api.http.report import render_report
+from miam_economies.api.extras import MissingExtra
+from miam_economies.api.http.report import drawing, render_report
 from miam_economies.api.service.bootstrap import open_services
 from miam_economies.api.service.reading import read_bilan
 from miam_economies.api.service.settings import (
@@ -154,6 +155,10 @@ def rapport(data: Path, database_url: str | None, fuseau: str | None, journal: P
         raise click.BadParameter(message, param_hint="--depuis/--jusqu-au") from None
     if fuseau is not None:
         _check_zone(fuseau)
+    try:  # without the report extra, say so before opening anything
+        drawing()
+    except MissingExtra as exc:
+        raise click.ClickException(str(exc)) from None
     _store_settings(data, database_url)  # no store: say so rather than create one
     settings = Settings(data=data, fuseau=fuseau, journal=journal,
                         database_url=database_url)

@@ -9,7 +9,7 @@ lifespan. ``create_app`` is the standalone service built from the same parts.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -36,41 +36,47 @@ from miam_economies.api.http.routes import (
 from miam_economies.api.service.bootstrap import open_services
 from miam_economies.api.service.settings import Settings
 
+OWN_BODY_CAP = 2**62
+"""The body cap a route declares to Starlette, bytes: beyond any body, so that a host
+app's own ``max_body_size`` (innermost wins) never answers our POST with a plain-text
+413, which the plugin would re-send for ever. Our cap is ``Settings.max_body``, enforced
+by ``body.read_capped`` with the contract's JSON 413 (ecosystem review, §3 D)."""
 
-def _route(path: str, handler: Any, method: str) -> Route:
+
+def _route(path: str, handler: Any, method: str, middleware: Sequence[Middleware], *,
+           max_body_size: int | None = None) -> Route:
     # The endpoint is an ASGI app carrying our error policy and observation, so the route
     # behaves the same in a host app that knows neither.
     endpoint = RequestObserver(
         ExceptionMiddleware(request_response(handler), handlers=EXCEPTION_HANDLERS), path)
-    return Route(path, endpoint, methods=[method])
+    return Route(path, endpoint, methods=[method], middleware=middleware,
+                 max_body_size=max_body_size)
 
 
-ECONOMIES_ROUTES = [
-    _route("/economies", post_economies, "POST"),
-    _route("/economies/bilan", get_bilan, "GET"),
-    _route("/economies/demandes/{demande_id:path}", get_demande, "GET"),
-    _route("/economies/rapport", get_rapport, "GET"),
-]
-OPS_ROUTES = [
-    _route("/healthz", healthz, "GET"),
-    _route("/metrics", get_metrics, "GET"),
-    _route("/openapi.json", get_openapi, "GET"),
-]
-
-
-def economies_routes(*, ops: bool = True) -> list[BaseRoute]:
+def economies_routes(*, ops: bool = True, middleware: Sequence[Middleware] = ()
+                     ) -> list[BaseRoute]:
     """The service's routes, as a plain list a host Starlette app puts beside its own
     (ADR-0021): ``POST /economies``, ``GET /economies/bilan``,
     ``GET /economies/demandes/{demande_id}``, ``GET /economies/rapport``, and with ``ops``
     ``GET /healthz``, ``GET /metrics``, ``GET /openapi.json`` (leave them out when the
-    host has its own). They read the lifespan state that ``open_economies`` yields; the
-    host's middleware (its auth) runs before them.
+    host has its own). They read the lifespan state that ``open_economies`` yields.
+
+    The routes have no auth of their own: the host's app-wide middleware runs before
+    them, or ``middleware`` (Starlette ``Middleware`` entries, outermost first) wraps each
+    of them, for a host whose auth guards only some routes (the MCP SDK's guards
+    ``/mcp``): ``middleware=[Middleware(BearerAuth, token=...)]``.
     """
-    return [*ECONOMIES_ROUTES, *(OPS_ROUTES if ops else [])]
-
-
-routes = economies_routes()
-"""Every route (``economies_routes()``), as a plain list."""
+    return [
+        _route("/economies", post_economies, "POST", middleware,
+               max_body_size=OWN_BODY_CAP),
+        _route("/economies/bilan", get_bilan, "GET", middleware),
+        _route("/economies/demandes/{demande_id:path}", get_demande, "GET", middleware),
+        _route("/economies/rapport", get_rapport, "GET", middleware),
+        *(() if not ops else (
+            _route("/healthz", healthz, "GET", middleware),
+            _route("/metrics", get_metrics, "GET", middleware),
+            _route("/openapi.json", get_openapi, "GET", middleware))),
+    ]
 
 
 @asynccontextmanager
@@ -80,10 +86,11 @@ async def open_economies(settings: Settings) -> AsyncIterator[dict[str, Any]]:
     (``{"economies": Services, "economies_metrics": Metrics}``); on exit, stop the
     runner and close the databases.
 
-    A host app enters it in its own lifespan and merges the state into its own::
+    A host app enters it in its own lifespan and merges the state into its own (keys
+    ``economies`` and ``economies_metrics``: the host's own must not overwrite them)::
 
         async with open_economies(Settings(data=Path("logs/mcp"))) as state:
-            yield {**state, **host_state}
+            yield {**host_state, **state}
 
     ``settings.token`` is not used by the routes (the host's auth guards them).
     Raises as ``api.services.open_services`` (``OSError``, ``ZoneInfoNotFoundError``,
@@ -111,7 +118,7 @@ def create_app(settings: Settings) -> Starlette:
     public = ("/healthz", "/openapi.json", *(("/metrics",) if settings.metrics_public
                                                else ()))
     return Starlette(
-        routes=routes,
+        routes=economies_routes(),
         middleware=[Middleware(RequestObserver),
                     Middleware(HeaderCap),
                     Middleware(BearerAuth, token=token, public_paths=public)],

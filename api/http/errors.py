@@ -13,11 +13,18 @@ from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 
+from miam_economies.api.extras import MissingExtra
 from miam_economies.api.http.body import BodyTooLarge, MalformedBody, SlowBody
 from miam_economies.api.store.application import StoreUnavailable
 from miam_economies.domain.validation import SchemaError
 
 log = logging.getLogger(__name__)
+
+
+class NotOpen(Exception):
+    """The routes are mounted in an app whose lifespan never entered ``open_economies``
+    (ADR-0021): no store to append to. Answered 503, so the plugin keeps its batch, and
+    logged as the host's error with its fix."""
 
 
 def error_response(status: int, message: str, **headers: str) -> JSONResponse:
@@ -58,6 +65,16 @@ async def _unavailable(request: Request, exc: Exception) -> JSONResponse:
     return error_response(503, "storage unavailable, retry later", **{"Retry-After": "1"})
 
 
+async def _not_installed(request: Request, exc: Exception) -> JSONResponse:
+    # The host installed us without an extra (the report's pygal and Jinja2): say which.
+    return error_response(501, str(exc))
+
+
+async def _not_open(request: Request, exc: Exception) -> JSONResponse:
+    log.error("%s %s: %s", request.method, request.url.path, exc)
+    return error_response(503, str(exc), **{"Retry-After": "1"})
+
+
 async def _disconnected(request: Request, exc: Exception) -> JSONResponse:
     # Nobody will read this answer; mapping it keeps an abandoned upload out of the 500s.
     return error_response(400, "the client disconnected before sending the whole body")
@@ -73,5 +90,7 @@ EXCEPTION_HANDLERS: dict[Any, Any] = {
     PersistenceError: _unavailable,  # reads: the bilan, the store's head
     ConnectionPoolClosedError: _unavailable,  # a request still running at shutdown
     ClientDisconnect: _disconnected,
+    MissingExtra: _not_installed,  # GET /economies/rapport without the report extra
+    NotOpen: _not_open,  # a host that mounted the routes but never opened them
 }
 """The error policy (SPEC, "Wire contract"): exception class -> response."""

@@ -1,36 +1,91 @@
 """The OpenAPI 3.0 document of the HTTP interface, served at ``GET /openapi.json``.
 
 Written by hand from the contract (SPEC, "Wire contract" and "Interfaces"), so that it
-says what the service promises rather than what a framework infers; a schemathesis run in
-the suite checks the server against it (no 500, every answer in its schema).
+says what the service promises rather than what a framework infers, except for the event
+schemas of ``POST /economies`` and the batch's limits: those are generated from
+``domain.schema``, the declaration the validator walks (ADR-0046), so the document says
+exactly what a 422 enforces. A schemathesis run in the suite checks the server against it:
+no 500, every answer in its schema, schema-valid batches stored, the others refused.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from miam_economies.domain.validation import MAX_BATCH, MAX_SAFE_INTEGER, MAX_STRING
+from miam_economies.domain.schema import (
+    COMMON,
+    EVENTS,
+    INSTANT_PATTERN,
+    MAX_BATCH,
+    MAX_SAFE_INTEGER,
+    MAX_STRING,
+    TYPE,
+    Boolean,
+    Exactly,
+    Field,
+    Instant,
+    Integer,
+    Kind,
+    OneOf,
+    Record,
+    Text,
+    TextList,
+)
 
-_COUNTER = {"type": "integer", "minimum": 0, "maximum": MAX_SAFE_INTEGER}
-_SIGNED = {"type": "integer", "minimum": -MAX_SAFE_INTEGER, "maximum": MAX_SAFE_INTEGER}
-_STRING = {"type": "string", "maxLength": MAX_STRING}
-_ID = {"type": "string", "minLength": 1, "maxLength": MAX_STRING}
-_DATE = {"type": "string", "format": "date-time",
-         "pattern": r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$",
-         "example": "2026-10-30T09:12:04.512Z"}
-_COMMON = {
-    "schema": {"type": "integer", "enum": [1]},
-    "id": _ID, "date": _DATE, "client": _ID, "session_id": _STRING,
-}
-_REQUIRED_COMMON = ["schema", "type", "id", "date", "client", "session_id"]
+EVENT_SCHEMAS = {kind: kind.capitalize() for kind in EVENTS}
+"""The name under ``components/schemas`` of each event type's schema."""
 
 
-def _event(kind: str, fields: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "required": [*_REQUIRED_COMMON, *fields],
-        "properties": {**_COMMON, "type": {"type": "string", "enum": [kind]}, **fields},
-    }
+def kind_schema(kind: Kind) -> dict[str, Any]:
+    """The OpenAPI 3.0 schema of one declared field kind (``domain.schema``), with the
+    bounds the validator checks. ``pattern`` is ECMA-262 and anchored: OpenAPI searches."""
+    match kind:
+        case Integer(minimum=minimum):
+            return {"type": "integer", "minimum": minimum, "maximum": MAX_SAFE_INTEGER}
+        case Exactly(value=value):
+            return {"type": "integer", "enum": [value]}
+        case Text(non_empty=non_empty, nullable=nullable):
+            schema: dict[str, Any] = {"type": "string", "maxLength": MAX_STRING}
+            if non_empty:
+                schema["minLength"] = 1
+            if nullable:
+                schema["nullable"] = True
+            return schema
+        case Boolean():
+            return {"type": "boolean"}
+        case OneOf(values=values):
+            return {"type": "string", "enum": list(values)}
+        case Instant():
+            return {"type": "string", "pattern": f"^{INSTANT_PATTERN}$",
+                    "description": "ISO 8601 with an offset, as toISOString() writes it: "
+                                   "a real day of years 0002 to 9998 (the pattern is exact)",
+                    "example": "2026-10-30T09:12:04.512Z"}
+        case TextList():
+            return {"type": "array", "minItems": 1, "items": kind_schema(Text())}
+        case Record(fields=fields):
+            return _record(fields)
+    raise TypeError(f"no OpenAPI schema for {kind!r}")  # declared in domain, unknown here
+
+
+def _record(fields: tuple[Field, ...]) -> dict[str, Any]:
+    return {"type": "object", "required": [f.name for f in fields],
+            "properties": {f.name: kind_schema(f.kind) for f in fields}}
+
+
+def event_schema(kind: str) -> dict[str, Any]:
+    """The schema of one event type: ``COMMON`` and its own fields, ``type`` pinned."""
+    schema = _record(COMMON + EVENTS[kind])
+    schema["properties"][TYPE] = kind_schema(OneOf((kind,)))
+    return schema
+
+
+def batch_schema() -> dict[str, Any]:
+    """The request body of ``POST /economies``: ``evenements``, 1 to ``MAX_BATCH`` events,
+    each one of the event schemas (``type`` tells which)."""
+    return {"type": "object", "required": ["evenements"], "properties": {
+        "evenements": {"type": "array", "minItems": 1, "maxItems": MAX_BATCH, "items": {
+            "oneOf": [{"$ref": f"#/components/schemas/{name}"}
+                      for name in EVENT_SCHEMAS.values()]}}}}
 
 
 _FIGURES = {
@@ -59,37 +114,6 @@ def _error(description: str) -> dict[str, Any]:
 
 def openapi_document() -> dict[str, Any]:
     """The document, as a JSON-ready dict (OpenAPI 3.0.3)."""
-    delegation = _event("delegation", {
-        "demande_id": _STRING,
-        "agent_id": {**_STRING, "nullable": True},
-        "par_subagent": {"type": "boolean"},
-        "retour": {"type": "string", "enum": ["complet", "apercu"]},
-        "tokens_entree": _COUNTER, "tokens_sortie": _COUNTER,
-        "estimation": {"type": "object",
-                       "required": ["lus", "ecrits", "consigne", "rendus", "evites",
-                                    "methode"],
-                       "properties": {"lus": _COUNTER, "ecrits": _COUNTER,
-                                      "consigne": _COUNTER, "rendus": _COUNTER,
-                                      "evites": _SIGNED, "methode": _STRING}},
-    })
-    pilotage = _event("pilotage", {
-        "agent_id": _STRING, "turn_id": _STRING,
-        "demande_ids": {"type": "array", "minItems": 1, "items": _STRING},
-        "modele": _STRING,
-        "usage": {"type": "object",
-                  "required": ["input_tokens", "output_tokens", "cache_read_input_tokens",
-                               "cache_creation_input_tokens"],
-                  "properties": {k: _COUNTER for k in (
-                      "input_tokens", "output_tokens", "cache_read_input_tokens",
-                      "cache_creation_input_tokens")}},
-        "cout": _COUNTER,
-    })
-    correction = _event("correction", {
-        "demande_id": _STRING,
-        "outil": {"type": "string", "enum": ["Read", "Edit", "Write", "NotebookEdit", "Bash"]},
-        "tool_use_id": _STRING,
-        "tokens_lus": _COUNTER, "tokens_ecrits": _COUNTER, "cout": _COUNTER,
-    })
     bilan = {
         "type": "object",
         "required": ["economies", "total", "formule", "position", "provenance",
@@ -128,21 +152,17 @@ def openapi_document() -> dict[str, Any]:
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
             "schemas": {
-                "Delegation": delegation, "Pilotage": pilotage, "Correction": correction,
+                **{name: event_schema(kind) for kind, name in EVENT_SCHEMAS.items()},
                 "Erreur": _ERROR, "Bilan": bilan, "Demande": demande,
             },
         },
         "security": [{"bearer": []}],
         "paths": {
             "/economies": {"post": {
-                "summary": "Ingest a batch of 1 to 500 events (validate, append, acknowledge)",
+                "summary": f"Ingest a batch of 1 to {MAX_BATCH} events (validate, append, "
+                           "acknowledge)",
                 "requestBody": {"required": True, "content": {"application/json": {
-                    "schema": {"type": "object", "required": ["evenements"], "properties": {
-                        "evenements": {"type": "array", "minItems": 1,
-                                       "maxItems": MAX_BATCH, "items": {"oneOf": [
-                                           {"$ref": "#/components/schemas/Delegation"},
-                                           {"$ref": "#/components/schemas/Pilotage"},
-                                           {"$ref": "#/components/schemas/Correction"}]}}}}}}},
+                    "schema": batch_schema()}}},
                 "responses": {
                     "200": _json({"type": "object", "required": ["ok", "recus", "doublons"],
                                   "properties": {"ok": {"type": "boolean", "enum": [True]},
@@ -204,7 +224,10 @@ def openapi_document() -> dict[str, Any]:
                 "responses": {"200": {"description": "The page (no network needed)",
                                       "content": {"text/html": {"schema": {
                                           "type": "string"}}}},
-                              "400": _error("Bad day bounds"), **auth_errors},
+                              "400": _error("Bad day bounds"),
+                              "501": _error("Installed without the report extra (pygal, "
+                                            "Jinja2): the message names it"),
+                              **auth_errors},
             }},
             "/healthz": {"get": {
                 "summary": "Health, without auth: the store's head, the projection's "

@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
 from miam_economies.api.http.body import parse_json, read_capped
-from miam_economies.api.http.errors import error_response
+from miam_economies.api.http.errors import NotOpen, error_response
 from miam_economies.api.http.metrics import METRICS_STATE, Metrics
 from miam_economies.api.http.observer import OUTCOME
 from miam_economies.api.http.openapi import openapi_document
@@ -28,7 +28,12 @@ STATE = "economies"
 
 
 def _services(request: Request) -> Services:
-    return getattr(request.state, STATE)  # type: ignore[no-any-return]
+    services = getattr(request.state, STATE, None)
+    if not isinstance(services, Services):  # absent, or a host's own key of that name
+        raise NotOpen("miam-economies is not open in this app: enter "
+                      "open_economies(settings) in the app's lifespan and merge the state "
+                      "it yields under its keys (README, \"Using it from MIAM\")")
+    return services
 
 
 async def post_economies(request: Request) -> JSONResponse:
@@ -132,6 +137,7 @@ async def healthz(request: Request) -> JSONResponse:
 async def get_metrics(request: Request) -> Response:
     """The metrics in Prometheus text format (``api.observability.Metrics``); behind the
     bearer token unless ``Settings.metrics_public``."""
+    _services(request)  # open, or NotOpen
     metrics: Metrics = getattr(request.state, METRICS_STATE)
     body = await run_in_threadpool(metrics.exposition)
     return Response(body, media_type=CONTENT_TYPE_PLAIN_0_0_4)

@@ -21,6 +21,7 @@ from zoneinfo import ZoneInfo
 
 from eventsourcing.persistence import PersistenceError
 
+from miam_economies.api.extras import require
 from miam_economies.api.service.services import Services
 from miam_economies.api.service.serving import open_active
 from miam_economies.api.service.settings import Settings
@@ -70,11 +71,20 @@ def _opened(open_: Callable[[], Any], database: Database) -> Any:
     raise AssertionError("unreachable")
 
 
+def _require_driver(database: Database) -> None:
+    """Raise ``MissingExtra`` naming the ``postgres`` extra for a PostgreSQL database
+    when its driver is not installed (ADR-0044)."""
+    if database.is_postgres:
+        require("postgres", "psycopg", "a PostgreSQL database")
+
+
 def open_store(database: Database, lock_timeout: int = 5, *,
                read_only: bool = False) -> EventStore:
     """The event store of ``database``, its tables created unless ``read_only`` (then
     nothing is written: ``compare``, ``anomalies``, ``export``). ``lock_timeout``:
-    seconds. Raises the library's ``PersistenceError``."""
+    seconds. Raises the library's ``PersistenceError``, and ``MissingExtra`` for a
+    PostgreSQL database without the ``postgres`` extra."""
+    _require_driver(database)
     env = database.store_env(lock_timeout, create_table=not read_only)
     return _opened(lambda: EventStore(env=env), database)  # type: ignore[no-any-return]
 
@@ -89,6 +99,7 @@ def open_view(database: Database, lock_timeout: int = 5, *,
     ``PersistenceError``, ``ProjectionMismatch`` (tables of a newer release)."""
     datastore: Any
     view: SqlBilanView
+    _require_driver(database)
     if database.is_postgres:
         # Imported here: psycopg is loaded only for a PostgreSQL URL (ADR-0043).
         from eventsourcing.postgres import PostgresDatastore

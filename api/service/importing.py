@@ -21,8 +21,9 @@ from miam_economies.api.service.settings import DEFAULT_MAX_BODY
 from miam_economies.api.store.application import EventStore
 from miam_economies.domain.events import Received, from_payload
 from miam_economies.domain.instants import iso_utc, parse_instant
+from miam_economies.domain.schema import MAX_BATCH
 from miam_economies.domain.strict_json import NotStrictJson, loads_strict
-from miam_economies.domain.validation import MAX_BATCH, validate_event
+from miam_economies.domain.validation import validate_event
 
 MAX_LINE = DEFAULT_MAX_BODY
 """Bytes a line may hold: an event that could not be posted (1 MiB body) is not imported."""

@@ -56,13 +56,14 @@ def read_bilan(data: Path | str = DEFAULT_DATA, *, par: str | None = None,
 
 
 def net_du_jour(client: str = "claude-code", data: Path | str = DEFAULT_DATA, *,
-                fuseau: str | None = None, catch_up: bool = True) -> int:
+                fuseau: str | None = None, catch_up: bool = True,
+                database_url: str | None = None) -> int:
     """Today's net for ``client``, tokens (0 when nothing today): MIAM's dashboard card.
 
     "Today" is the current day in the zone the projection's days are cut in;
-    ``catch_up`` as for ``read_bilan``. Raises as ``read_bilan``.
+    ``catch_up`` and ``database_url`` as for ``read_bilan``. Raises as ``read_bilan``.
     """
-    settings = Settings(data=Path(data), fuseau=fuseau)
+    settings = Settings(data=Path(data), fuseau=fuseau, database_url=database_url)
     if not settings.database.exists():
         return 0
     with open_services(settings, run_projections=False) as services:
@@ -77,7 +78,8 @@ def net_du_jour(client: str = "claude-code", data: Path | str = DEFAULT_DATA, *,
 def economies_section(data: Path | str = DEFAULT_DATA, *, par: str | None = None,
                       depuis: str | None = None, jusqu_au: str | None = None,
                       fuseau: str | None = None, journal: Path | str | None = None,
-                      catch_up: bool = True) -> dict[str, Any]:
+                      catch_up: bool = True, database_url: str | None = None
+                      ) -> dict[str, Any]:
     """The section MIAM's ``bilan`` tool adds to its answer (contract, point 4):
     ``{"economies": {"<client>": {"delegations", "evites", "pilotage", "corrections",
     "net", "taux_reprise", "anomalies", "conflits"}}}``, figures in tokens
@@ -89,7 +91,7 @@ def economies_section(data: Path | str = DEFAULT_DATA, *, par: str | None = None
     The arguments and errors are ``read_bilan``'s.
     """
     bilan = read_bilan(data, par=par, depuis=depuis, jusqu_au=jusqu_au, fuseau=fuseau,
-                       journal=journal, catch_up=catch_up)
+                       journal=journal, catch_up=catch_up, database_url=database_url)
     section: dict[str, Any] = {"economies": bilan["economies"]}
     if par is not None:
         section["par"] = bilan["par"]

@@ -3,13 +3,15 @@ middleware, with our routes mounted beside it and our services in its lifespan.
 
 Run by the embedding test as ``uvicorn --factory tests.integration.miam_host:from_env``
 with ``MIAM_HOST_DATA`` (the data directory) and ``MIAM_HOST_TOKEN`` (the host's token).
+It imports nothing of this repository but ``miam_economies``, so a test can copy it into a
+host tree of its own.
 """
 
 from __future__ import annotations
 
 import hmac
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -25,10 +27,9 @@ from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, PlainTextResponse
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
-from miam_economies.api.http.app import economies_routes, open_economies
-from miam_economies.api.service.settings import Settings
+from miam_economies import Settings, economies_routes, open_economies
 
 HOST_REFUSAL = "host: bearer token required"
 
@@ -56,24 +57,54 @@ async def mcp(request: Request) -> PlainTextResponse:
     return PlainTextResponse(f"mcp of {request.state.host_name}")
 
 
-def create_host_app(data: Path, token: str) -> Starlette:
-    """The host: ``/mcp`` plus ``economies_routes()``, all behind ``HostBearer``; our
-    services opened in its lifespan and merged into its state."""
+def create_host_app(data: Path, token: str, routes: Sequence[BaseRoute] = (), *,
+                    max_body_size: int | None = None, open_ours: bool = True,
+                    auth_per_route: bool = False) -> Starlette:
+    """The host: ``/mcp`` and its other ``routes`` plus ``economies_routes()``, all behind
+    ``HostBearer``; our services opened in its lifespan and merged into its state (unless
+    ``open_ours`` is false: a host that forgot); ``max_body_size``: the host's own
+    app-wide body cap (Starlette's), bytes. With ``auth_per_route`` the host's auth is no
+    app-wide middleware: it wraps ``/mcp`` and each of our routes (the MCP SDK's way)."""
     settings = Settings(data=data)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
+        if not open_ours:
+            yield {"host_name": "miam"}
+            return
         async with open_economies(settings) as economies:
             yield {"host_name": "miam", **economies}
 
+    auth = [Middleware(AuthenticationMiddleware, backend=HostBearer(token),
+                       on_error=_refused)]
+    if auth_per_route:
+        return Starlette(
+            routes=[Route("/mcp", mcp, methods=["GET", "POST"], middleware=auth), *routes,
+                    *economies_routes(middleware=auth)],
+            lifespan=lifespan, max_body_size=max_body_size)
     return Starlette(
-        routes=[Route("/mcp", mcp, methods=["GET", "POST"]), *economies_routes()],
-        middleware=[Middleware(AuthenticationMiddleware, backend=HostBearer(token),
-                               on_error=_refused)],
-        lifespan=lifespan,
-    )
+        routes=[Route("/mcp", mcp, methods=["GET", "POST"]), *routes, *economies_routes()],
+        middleware=auth, lifespan=lifespan, max_body_size=max_body_size)
 
 
 def from_env() -> Starlette:
     """``create_host_app`` from ``MIAM_HOST_DATA`` and ``MIAM_HOST_TOKEN``."""
     return create_host_app(Path(os.environ["MIAM_HOST_DATA"]), os.environ["MIAM_HOST_TOKEN"])
+
+
+def capped_from_env() -> Starlette:
+    """The host with its own app-wide body cap of 64 KiB (ecosystem review, §3 D)."""
+    return create_host_app(Path(os.environ["MIAM_HOST_DATA"]), os.environ["MIAM_HOST_TOKEN"],
+                           max_body_size=64 * 1024)
+
+
+def per_route_from_env() -> Starlette:
+    """The host whose auth wraps each route, ours through ``economies_routes``."""
+    return create_host_app(Path(os.environ["MIAM_HOST_DATA"]), os.environ["MIAM_HOST_TOKEN"],
+                           auth_per_route=True)
+
+
+def forgetful_from_env() -> Starlette:
+    """The host that mounts our routes but never enters ``open_economies`` (§3 C)."""
+    return create_host_app(Path(os.environ["MIAM_HOST_DATA"]), os.environ["MIAM_HOST_TOKEN"],
+                           open_ours=False)

@@ -6,6 +6,7 @@ data directory without a server."""
 from __future__ import annotations
 
 import copy
+import json
 import os
 import socket
 import subprocess
@@ -19,7 +20,9 @@ import httpx
 import pytest
 
 from miam_economies.api.service.reading import economies_section, net_du_jour
+from miam_economies.api.service.settings import DEFAULT_MAX_BODY
 from tests.conftest import EXAMPLE_BATCH
+from tests.corpus import generate
 from tests.integration.miam_host import HOST_REFUSAL
 
 ROOT = Path(__file__).parents[2]
@@ -29,9 +32,14 @@ EXPECTED = {"delegations": 1, "evites": 4900, "pilotage": 2000, "corrections": 0
 
 
 class HostServer:
-    """``tests.integration.miam_host`` under ``uvicorn`` in a subprocess on loopback."""
+    """A host app under ``uvicorn`` in a subprocess on loopback: by default
+    ``tests.integration.miam_host`` run from the repository; ``app`` (``module:factory``)
+    run from ``tree``, first on its ``sys.path``, for a host tree of its own."""
 
-    def __init__(self, data: Path):
+    def __init__(self, data: Path, app: str = "tests.integration.miam_host:from_env",
+                 tree: Path = ROOT):
+        self.app = app
+        self.tree = tree
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
@@ -43,12 +51,13 @@ class HostServer:
 
     def start(self) -> None:
         """Start uvicorn and return once the host's ``/mcp`` answers (at most 20 s)."""
-        env = {**os.environ, "MIAM_HOST_DATA": str(self.data), "MIAM_HOST_TOKEN": HOST_TOKEN}
+        env = {**os.environ, "MIAM_HOST_DATA": str(self.data), "MIAM_HOST_TOKEN": HOST_TOKEN,
+               "PYTHONPATH": str(self.tree)}
         self.log = self.log_path.open("ab")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "--factory", "tests.integration.miam_host:from_env",
+            [sys.executable, "-m", "uvicorn", "--factory", self.app,
              "--host", "127.0.0.1", "--port", str(self.port)],
-            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT)
+            cwd=self.tree, env=env, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             assert self.process.poll() is None, self.log_path.read_text()
@@ -149,3 +158,116 @@ def test_without_a_store_the_section_is_empty_and_nothing_is_created(tmp_path: P
     assert net_du_jour("claude-code", missing) == 0
     assert not missing.exists()
 
+
+
+# A host tree with its own top-level api, domain and projections (issue 12; ecosystem
+# review, §3 A): MIAM's modules, each with something the host's route uses.
+HOST_TREE = {
+    "api/__init__.py": 'NAME = "the host\'s api"\n',
+    "domain/__init__.py": "",
+    "domain/presets.py": 'PRESETS = ("rapide", "soigne")\n',
+    "projections/__init__.py": "def card(net: int) -> str:\n"
+                               "    return f\"net {net:,} tokens\"\n",
+    "host_app.py": '''"""MIAM's app module: its own packages beside ours, one app."""
+import os
+import sys
+from pathlib import Path
+
+import api
+import domain.presets
+import miam_economies
+import projections
+from miam_host import create_host_app
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+
+async def host(request):
+    return JSONResponse({
+        "api": api.NAME, "presets": list(domain.presets.PRESETS),
+        "card": projections.card(2900),
+        "files": {name: sys.modules[name].__file__
+                  for name in ("api", "domain", "projections")},
+        "ours": miam_economies.__file__})
+
+
+def from_env():
+    return create_host_app(Path(os.environ["MIAM_HOST_DATA"]), os.environ["MIAM_HOST_TOKEN"],
+                           routes=[Route("/host", host)])
+''',
+}
+
+
+def test_a_host_tree_with_its_own_api_domain_projections_keeps_them(tmp_path: Path) -> None:
+    tree = tmp_path / "miam"
+    for name, text in HOST_TREE.items():
+        (tree / name).parent.mkdir(parents=True, exist_ok=True)
+        (tree / name).write_text(text)
+    # The host of the other tests, as a file of the tree: it imports only miam_economies.
+    (tree / "miam_host.py").write_text(
+        (ROOT / "tests" / "integration" / "miam_host.py").read_text())
+    host = HostServer(tmp_path / "data", app="host_app:from_env", tree=tree)
+    host.start()
+    try:
+        assert httpx.get(host.url + "/economies/bilan").json() == {"host_error": HOST_REFUSAL}
+        answer = host.client.post("/economies", json=EXAMPLE_BATCH)
+        assert answer.json() == {"ok": True, "recus": 2, "doublons": 0}
+        bilan = host.client.get("/economies/bilan", params={"attendre": "1"}).json()
+        assert bilan["economies"]["claude-code"]["net"] == 2900
+        own = host.client.get("/host").json()  # after our routes served: still the host's
+    finally:
+        host.stop()
+    assert own["api"] == "the host's api"
+    assert own["presets"] == ["rapide", "soigne"]
+    assert own["card"] == "net 2,900 tokens"
+    for name, path in own["files"].items():
+        assert Path(path).is_relative_to(tree), name
+    assert not Path(own["ours"]).is_relative_to(tree)
+
+
+def test_a_hosts_app_wide_body_cap_does_not_lower_ours(tmp_path: Path) -> None:
+    # The plugin re-sends a 413'd batch for ever: a host's cap of 64 KiB must not refuse
+    # a 500-event batch (about 200 KB), while our own cap (1 MiB) still holds.
+    host = HostServer(tmp_path / "data", app="tests.integration.miam_host:capped_from_env")
+    host.start()
+    try:
+        body = json.dumps({"evenements": generate(500, seed=4)[:500]}).encode()
+        assert 64 * 1024 < len(body) < DEFAULT_MAX_BODY
+        answer = host.client.post("/economies", content=body,
+                                  headers={"Content-Type": "application/json"})
+        assert answer.status_code == 200 and answer.json()["recus"] == 500
+        huge = host.client.post("/economies", content=b" " * (DEFAULT_MAX_BODY + 1),
+                                headers={"Content-Type": "application/json"})
+        assert huge.status_code == 413 and huge.json()["ok"] is False  # ours, in JSON
+    finally:
+        host.stop()
+
+
+def test_routes_mounted_without_open_economies_answer_503_saying_so(tmp_path: Path) -> None:
+    host = HostServer(tmp_path / "data", app="tests.integration.miam_host:forgetful_from_env")
+    host.start()
+    try:
+        answer = host.client.post("/economies", json=copy.deepcopy(EXAMPLE_BATCH))
+        assert answer.status_code == 503
+        assert "open_economies" in answer.json()["erreur"]
+        assert host.client.get("/economies/bilan").status_code == 503
+    finally:
+        host.stop()
+    assert "open_economies" in host.log_path.read_text()  # the host's log says how to fix
+
+
+def test_a_host_whose_auth_guards_each_route_passes_it_to_ours(tmp_path: Path) -> None:
+    # The MCP SDK guards /mcp only: economies_routes(middleware=...) puts the host's auth
+    # on each of our routes too.
+    host = HostServer(tmp_path / "data", app="tests.integration.miam_host:per_route_from_env")
+    host.start()
+    try:
+        unguarded = httpx.post(f"{host.url}/economies", json=copy.deepcopy(EXAMPLE_BATCH))
+        assert unguarded.status_code == 401 and unguarded.json() == {"host_error": HOST_REFUSAL}
+        assert httpx.get(f"{host.url}/economies/bilan").status_code == 401
+        answer = host.client.post("/economies", json=copy.deepcopy(EXAMPLE_BATCH))
+        assert answer.json() == {"ok": True, "recus": 2, "doublons": 0}
+        bilan = host.client.get("/economies/bilan", params={"attendre": "1"}).json()
+        assert bilan["economies"]["claude-code"] == EXPECTED
+    finally:
+        host.stop()

@@ -1,0 +1,100 @@
+"""The report page drawn: ``charts`` as inline SVG by ``pygal`` (its JavaScript left out)
+and ``render_html`` filling the Jinja2 template shipped in the package (ADR-0023).
+
+pygal and Jinja2 come with the ``report`` extra (ADR-0044), and pygal appends an import
+hook to ``sys.meta_path`` when it is imported: ``report`` imports this module only when a
+page is drawn, never when the routes are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import pygal
+from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
+from pygal.style import Style
+
+from miam_economies.api.http.report import JOURNAL_FIELDS
+from miam_economies.domain.instants import iso_utc
+
+_STYLE = Style(
+    background="white", plot_background="white", foreground="#333",
+    foreground_strong="#111", foreground_subtle="#bbb", opacity="0.9",
+    colors=("#2e7d32", "#c62828", "#ef6c00", "#1565c0", "#6a1b9a"),
+    font_family="system-ui, sans-serif", label_font_size=11, major_label_font_size=11,
+    legend_font_size=12, value_font_size=11,
+)
+
+
+def _config(**options: Any) -> dict[str, Any]:
+    # js=[]: pygal would otherwise link its tooltip script from a CDN.
+    return {"js": [], "disable_xml_declaration": True, "style": _STYLE, "width": 960,
+            "height": 360, "legend_at_bottom": True, "truncate_label": 40,
+            "print_values": False, **options}
+
+
+def _svg(chart: Any) -> Markup:
+    # pygal builds the SVG with an XML library: labels and values come out escaped.
+    return Markup(chart.render(is_unicode=True))
+
+
+def _tokens(value: float | None) -> str:
+    # A token figure is an int, printed exactly at any size; a chart hands floats.
+    if value is None:
+        return "-"
+    return f"{value:,}" if isinstance(value, int) else f"{value:,.0f}"
+
+
+def charts(data: Mapping[str, Any]) -> dict[str, Markup]:
+    """The report's charts as inline SVG, by element id: ``net-par-jour`` (bars),
+    ``flux-par-jour`` (evites up, pilotage and corrections down, stacked per day),
+    ``reprise-<field>`` for each of ``JOURNAL_FIELDS`` (ranked horizontal bars, percent),
+    ``cout-par-modele`` (pilotage tokens per model, horizontal bars)."""
+    days = [d["jour"] for d in data["jours"]]
+    day_labels = {"x_labels": days, "x_label_rotation": 45,
+                  "show_minor_x_labels": len(days) <= 31,
+                  "x_labels_major_count": min(len(days), 16) or None}
+    net = pygal.Bar(**_config(title="Net per day (tokens)", show_legend=False,
+                              value_formatter=_tokens, **day_labels))
+    net.add("net", [d["net"] for d in data["jours"]])
+    flux = pygal.StackedBar(**_config(title="evites, pilotage and corrections per day "
+                                            "(tokens)", value_formatter=_tokens,
+                                      **day_labels))
+    flux.add("evites", [d["evites"] for d in data["jours"]])
+    flux.add("pilotage (-)", [-d["pilotage"] for d in data["jours"]])
+    flux.add("corrections (-)", [-d["corrections"] for d in data["jours"]])
+    out = {"net-par-jour": _svg(net), "flux-par-jour": _svg(flux)}
+    for field in JOURNAL_FIELDS:
+        rows = data["reprise"][field]
+        ranked = pygal.HorizontalBar(**_config(
+            title=f"Taux de reprise per {field} (corrections / evites)", show_legend=False,
+            print_values=True, value_formatter=lambda v: f"{v:.1%}",
+            height=max(160, 60 + 28 * len(rows)),
+            # pygal draws the first label at the bottom: reversed, the highest is on top.
+            x_labels=[r["valeur"] for r in reversed(rows)]))
+        ranked.add("taux_reprise", [r["taux_reprise"] for r in reversed(rows)])
+        out[f"reprise-{field}"] = _svg(ranked)
+    modeles = data["modeles"]
+    cout = pygal.HorizontalBar(**_config(
+        title="Pilotage cost per model (tokens)", show_legend=False, print_values=True,
+        value_formatter=_tokens, height=max(160, 60 + 28 * len(modeles)),
+        x_labels=[m["modele"] for m in reversed(modeles)]))
+    cout.add("pilotage", [m["pilotage"] for m in reversed(modeles)])
+    out["cout-par-modele"] = _svg(cout)
+    return out
+
+
+_TEMPLATES = Environment(loader=PackageLoader("miam_economies.api.http", "templates"),
+                         autoescape=select_autoescape(["html"]))
+_TEMPLATES.filters["tokens"] = _tokens
+_TEMPLATES.filters["taux"] = lambda v: "-" if v is None else f"{v:.1%}"
+
+
+def render_html(data: Mapping[str, Any]) -> str:
+    """The page of ``report_data``'s ``data``: HTML5, UTF-8, styles and SVG inline, no
+    script, no link, a Content-Security-Policy that forbids fetching anything."""
+    return _TEMPLATES.get_template("rapport.html").render(
+        data=data, charts=charts(data), genere_le=iso_utc(datetime.now(UTC)))
