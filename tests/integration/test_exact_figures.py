@@ -159,3 +159,31 @@ def test_http_and_the_cli_answer_exact_integers(tmp_path: Path) -> None:
         assert f"{EVITES:,}" in table
     finally:
         server.close()
+
+
+def test_postgres_tables_of_the_previous_schema_are_rebuilt_with_exact_sums(
+        tmp_path: Path) -> None:
+    # Schema 4's sums were bigint: opening them again drops and recreates the view's
+    # tables (one transaction), and the projection is folded again from the store.
+    import psycopg
+
+    from miam_economies.api.service.bootstrap import open_services
+    from miam_economies.api.service.settings import Settings
+    from tests.conftest import fresh_postgres
+
+    with fresh_postgres() as url:
+        settings = Settings(data=tmp_path / "data", database_url=url)
+        with open_services(settings, run_projections=False) as services:
+            load(services)
+        with psycopg.connect(url, autocommit=True) as db:
+            db.execute("UPDATE bilan_schema SET version = 4")
+            db.execute("ALTER TABLE bilan_clients ALTER COLUMN evites TYPE bigint USING 0")
+        with open_services(settings, run_projections=False) as services:
+            assert services.projection.position() == 0  # rebuilt, from the store
+            services.runner.catch_up()
+            exact(services.bilan()["economies"][CLIENT]["evites"], EVITES)
+        with psycopg.connect(url, autocommit=True) as db:
+            row = db.execute("SELECT data_type FROM information_schema.columns WHERE "
+                             "table_name = 'bilan_clients' AND column_name = 'evites'"
+                             ).fetchone()
+        assert row is not None and row[0] == "numeric"
