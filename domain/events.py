@@ -25,7 +25,7 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 
 import orjson
 from eventsourcing.domain import DomainEvent
-from eventsourcing.utils import get_topic
+from eventsourcing.utils import get_topic, register_topic
 
 SCHEMA = 1
 """The only schema version this service accepts (contract, "Modèle de données")."""
@@ -252,3 +252,12 @@ TOPICS: Mapping[str, str] = {kind: get_topic(cls) for kind, cls in STORED_CLASSE
 
 CONFLIT_TOPIC = get_topic(ConflitRecu)
 """The stored event topic of a ``ConflitRecu``."""
+
+LEGACY_MODULE = "domain.events"
+"""Where these classes lived before the package was named ``miam_economies`` (ADR-0041):
+stores written then name them ``domain.events:DelegationRecue``..., topics the library
+resolves through the registrations below, so those stores read unchanged."""
+
+_LEGACY_CLASSES: tuple[type[EvenementRecu], ...] = (*STORED_CLASSES.values(), ConflitRecu)
+for _stored_class in _LEGACY_CLASSES:
+    register_topic(f"{LEGACY_MODULE}:{_stored_class.__qualname__}", _stored_class)
