@@ -30,7 +30,7 @@ from eventsourcing.postgres import PostgresDatastore, PostgresTrackingRecorder
 from psycopg.rows import tuple_row
 from psycopg.sql import SQL
 
-from miam_economies.projections.sql_schema import JOURNAL_TABLES, TABLES, view_tables
+from miam_economies.projections.sql_schema import REBUILT_ON_UPGRADE, view_tables
 from miam_economies.projections.sql_view import SqlBilanView
 from miam_economies.projections.view import ProjectionMismatch
 
@@ -115,8 +115,9 @@ class PostgresBilanView(PostgresTrackingRecorder, SqlBilanView):
             c.execute("SELECT version FROM bilan_schema WHERE cle = 'bilan'", ())
             version = c.fetchone()[0]
             if version < SCHEMA_VERSION:
-                for table in (*TABLES, *JOURNAL_TABLES, "bilan_actif"):
+                for table in REBUILT_ON_UPGRADE:
                     c.execute(f"DROP TABLE IF EXISTS {table} CASCADE")
+                c.execute("UPDATE bilan_state SET evenements = 0")
                 c.execute(f"DELETE FROM {self.tracking_table} "
                           "WHERE application_name LIKE 'bilan:%'")
                 for statement in self._view_statements:

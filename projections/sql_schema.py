@@ -24,6 +24,12 @@ TABLES = ("bilan_clients", "bilan_state", "bilan_jours", "bilan_modeles", "bilan
 JOURNAL_TABLES = ("journal_valeurs", "journal_demandes", "journal_suivi")
 """The tables keyed by journal file."""
 
+REBUILT_ON_UPGRADE = (*(t for t in TABLES if t != "bilan_state"), *JOURNAL_TABLES)
+"""The tables a view of an older schema version drops: derived data, folded again from the
+store and joined again with the journal. ``bilan_state`` (each projection's settings: its
+zone, journal, formula) and ``bilan_actif`` (which one serves) are kept, their figures'
+count reset, so an upgrade never moves the bilan to another zone or formula."""
+
 
 
 def view_tables(text: str, integer: str, tokens: str, boolean: str,

@@ -280,6 +280,12 @@ class SqlBilanView(SqlReads, BilanView):
         assert recorded is not None
         return recorded
 
+    def move_default_journal(self, old: str, new: str) -> None:
+        """See ``BilanView.move_default_journal``."""
+        with self._write() as c:
+            c.execute("UPDATE bilan_state SET journal = ? WHERE journal = ? "
+                      "AND NOT journal_explicite AND evenements = 0", (new, old))
+
     def settings_of(self, name: str) -> ProjectionSettings | None:
         """See ``BilanView.settings_of``."""
         with self._read() as c:

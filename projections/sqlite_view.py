@@ -22,8 +22,7 @@ from eventsourcing.sqlite import (
 )
 
 from miam_economies.projections.sql_schema import (
-    JOURNAL_TABLES,
-    TABLES,
+    REBUILT_ON_UPGRADE,
     TOKEN_LIMIT,
     view_tables,
 )
@@ -138,8 +137,9 @@ class SQLiteBilanView(SQLiteTrackingRecorder, SqlBilanView):
                     f"the projections file has schema {version}, newer than this release's "
                     f"{SCHEMA_VERSION}: upgrade miam-economies, or delete projections.sqlite")
             if 0 < version < SCHEMA_VERSION:
-                for table in (*TABLES, *JOURNAL_TABLES, "bilan_actif"):
+                for table in REBUILT_ON_UPGRADE:
                     c.execute(f"DROP TABLE IF EXISTS {table}")
+                c.execute("UPDATE bilan_state SET evenements = 0")
                 c.execute("DELETE FROM tracking WHERE application_name LIKE 'bilan:%'")
             c.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         self._create_missing_tables()

@@ -168,6 +168,12 @@ class BilanView(TrackingRecorder, ABC):
         ``expected`` (None: none yet); return whether it switched (ADR-0009)."""
 
     @abstractmethod
+    def move_default_journal(self, old: str, new: str) -> None:
+        """Join the projections recorded with the default journal ``old`` (not an explicit
+        one) and no event folded yet with ``new`` instead: the data directory's journal
+        now, for a directory moved or a view being rebuilt."""
+
+    @abstractmethod
     def settings_of(self, name: str) -> ProjectionSettings | None:
         """Projection ``name``'s recorded settings, or None if it was never opened."""
 
