@@ -4,13 +4,19 @@ The journal is MIAM's file, read-only here (contract, "Prérequis dans MIAM"): o
 object a line, with ``demande_id`` (older lines may lack it) and fields such as a preset, a
 format or a model. The follower reads the complete lines appended since its last offset
 and hands them to the view, which records them and the new offset in one transaction. A
-malformed line is skipped and counted, never fatal; a file that shrank (replaced or
-truncated) is read again from the start, which is harmless since the first line of each
-demande wins.
+malformed line is skipped and counted, never fatal.
+
+Log rotation is ordinary for MIAM's file: renamed and replaced, deleted and created again
+(possibly under the same inode), or copied and truncated in place, after which MIAM goes
+on appending, so the file may already be longer than the offset saved. The follower keeps
+the file's identity (device and inode) and a fingerprint of what it read beside the
+offset; a file that differs in either, or is shorter than the offset, is read again from
+its start (ADR-0052). That is harmless: the first line of each demande wins.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from pathlib import Path
@@ -23,6 +29,23 @@ log = logging.getLogger(__name__)
 
 READ_LIMIT = 4 * 1024 * 1024
 """Bytes read from the journal per step (bounds memory on a large backlog)."""
+
+FINGERPRINT_WINDOW = 4096
+"""Bytes at the start of the journal, and just before the offset read to, that the
+fingerprint covers: what was read, had the file been refilled in place, would differ
+there."""
+
+
+def fingerprint(f: BinaryIO, end: int) -> str:
+    """A digest of the first and the last ``FINGERPRINT_WINDOW`` bytes of ``f`` before
+    offset ``end`` (bytes), hex. Raises ``OSError``."""
+    digest = hashlib.blake2b(digest_size=16)
+    f.seek(0)
+    digest.update(f.read(min(end, FINGERPRINT_WINDOW)))
+    tail = max(0, end - FINGERPRINT_WINDOW)
+    f.seek(tail)
+    digest.update(f.read(end - tail))
+    return f"{end}:{digest.hexdigest()}"
 
 
 def parse_line(raw: bytes) -> JournalLine | None:
@@ -54,10 +77,11 @@ class JournalFollower:
     """Joins the lines appended to ``path`` since the last call (see module docstring).
 
     ``view``: where the lines and the offset (bytes) go; the journal's absolute path is
-    its key there. The file's identity (device and inode) is kept beside the offset, so a
-    replaced journal is read from its start even when it is already longer than the old
-    one. An unreadable journal never stops the events: ``follow`` logs it, keeps it in
-    ``last_error`` and retries on the next call.
+    its key there. The file's identity (device and inode) and a fingerprint of what was
+    read are kept beside the offset, so a rotated journal is read from its start even when
+    it is already longer than the old one (see the module). An unreadable journal never
+    stops the events: ``follow`` logs it, keeps it in ``last_error`` and retries on the
+    next call.
     """
 
     def __init__(self, view: BilanView, path: Path):
@@ -74,6 +98,9 @@ class JournalFollower:
         state = self.view.journal_state(self.key)
         offset = state["position"]
         replaced = state["fichier"] not in (None, fichier) or stat.st_size < offset
+        if not replaced and state["empreinte"] is not None:
+            with self.path.open("rb") as f:
+                replaced = fingerprint(f, offset) != state["empreinte"]
         return (0 if replaced else offset), offset, fichier
 
     def caught_up(self) -> bool:
@@ -119,15 +146,16 @@ class JournalFollower:
         self.last_error = None
         if where is None:
             return 0
-        offset, end, fichier, lines, malformees = where
+        offset, end, fichier, empreinte, lines, malformees = where
         if malformees:
             log.warning("journal %s: %d malformed line(s) skipped", self.path, malformees)
-        self.view.fold_journal(self.key, offset, end, fichier, lines, malformees)
+        self.view.fold_journal(self.key, offset, end, fichier, empreinte, lines, malformees)
         return len(lines) + malformees
 
-    def _read(self) -> tuple[int, int, str, list[JournalLine], int] | None:
-        """The next complete lines: (offset recorded, new offset, identity, lines,
-        malformed count), or None when there is nothing new. Raises ``OSError``."""
+    def _read(self) -> tuple[int, int, str, str, list[JournalLine], int] | None:
+        """The next complete lines: (offset recorded, new offset, identity, fingerprint up
+        to the new offset, lines, malformed count), or None when there is nothing new.
+        Raises ``OSError``."""
         start, offset, fichier = self._where()
         with self.path.open("rb") as f:
             f.seek(start)
@@ -138,11 +166,12 @@ class JournalFollower:
                 f.seek(start)
                 skipped = _next_line_end(f)
                 if skipped is not None:
-                    return offset, skipped, fichier, [], 1
-        if end == 0:
-            if start != offset:  # replaced by a file of one partial line: restart at 0
-                return offset, 0, fichier, [], 0
-            return None
+                    return offset, skipped, fichier, fingerprint(f, skipped), [], 1
+            if end == 0:
+                if start != offset:  # replaced by a file of one partial line: restart at 0
+                    return offset, 0, fichier, fingerprint(f, 0), [], 0
+                return None
+            empreinte = fingerprint(f, start + end)
         lines, malformees = [], 0
         for raw in chunk[:end].splitlines():
             if not raw.strip():
@@ -152,7 +181,7 @@ class JournalFollower:
                 malformees += 1
             else:
                 lines.append(line)
-        return offset, start + end, fichier, lines, malformees
+        return offset, start + end, fichier, empreinte, lines, malformees
 
 
 def _next_line_end(f: BinaryIO) -> int | None:

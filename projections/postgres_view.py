@@ -30,12 +30,13 @@ from eventsourcing.postgres import PostgresDatastore, PostgresTrackingRecorder
 from psycopg.rows import tuple_row
 from psycopg.sql import SQL
 
-from miam_economies.projections.sql_schema import view_tables
+from miam_economies.projections.sql_schema import REBUILT_ON_UPGRADE, view_tables
 from miam_economies.projections.sql_view import SqlBilanView
 from miam_economies.projections.view import ProjectionMismatch
 
-SCHEMA_VERSION = 4
-"""Version of the view's tables, in ``bilan_schema`` (the SQLite view's numbering)."""
+SCHEMA_VERSION = 5
+"""Version of the view's tables, in ``bilan_schema`` (the SQLite view's numbering): older
+tables are dropped and the projections rebuilt from the store, as on SQLite."""
 
 WRITE_LOCK = 0x6D69616D  # "miam"
 """Key of the advisory lock every view write transaction takes first (per database)."""
@@ -82,10 +83,11 @@ class PostgresBilanView(PostgresTrackingRecorder, SqlBilanView):
 
     def __init__(self, datastore: PostgresDatastore):
         super().__init__(datastore, tracking_table_name=TRACKING_TABLE)
-        statements = view_tables('text COLLATE "C"', "bigint", "boolean", "")
+        statements = view_tables('text COLLATE "C"', "bigint", "numeric", "boolean", "")
         statements.append("CREATE TABLE IF NOT EXISTS bilan_schema (cle text PRIMARY KEY, "
                           "version bigint NOT NULL)")
-        self.sql_create_statements += [SQL(s) for s in statements]  # type: ignore[misc]
+        self._view_statements = [SQL(s).format() for s in statements]
+        self.sql_create_statements += self._view_statements
 
     @property
     def tracking_table(self) -> str:
@@ -93,10 +95,12 @@ class PostgresBilanView(PostgresTrackingRecorder, SqlBilanView):
         return f'"{self.datastore.schema}"."{self.tracking_table_name}"'
 
     def create_table(self) -> None:
-        """Create the tables if missing and record the schema version; raises
-        ``ProjectionMismatch`` for tables of a newer version. Processes starting at once
-        may race on ``CREATE TABLE IF NOT EXISTS`` (PostgreSQL then raises a unique
-        violation on its catalog): the loser tries again."""
+        """Create the tables if missing and record the schema version; tables of an older
+        version are dropped and created again, in one transaction (derived data: the
+        projections are rebuilt from the store); raises ``ProjectionMismatch`` for tables
+        of a newer version. Processes starting at once may race on ``CREATE TABLE IF NOT
+        EXISTS`` (PostgreSQL then raises a unique violation on its catalog): the loser
+        tries again."""
         for attempt in range(5):
             try:
                 super().create_table()
@@ -105,11 +109,20 @@ class PostgresBilanView(PostgresTrackingRecorder, SqlBilanView):
                 if attempt == 4:
                     raise
                 time.sleep(0.1 * (attempt + 1))
-        with self._write() as c:
+        with self._write() as c:  # the advisory lock: one process migrates
             c.execute("INSERT INTO bilan_schema VALUES ('bilan', ?) ON CONFLICT DO NOTHING",
                       (SCHEMA_VERSION,))
             c.execute("SELECT version FROM bilan_schema WHERE cle = 'bilan'", ())
             version = c.fetchone()[0]
+            if version < SCHEMA_VERSION:
+                for table in REBUILT_ON_UPGRADE:
+                    c.execute(f"DROP TABLE IF EXISTS {table} CASCADE")
+                c.execute("UPDATE bilan_state SET evenements = 0")
+                c.execute(f"DELETE FROM {self.tracking_table} "
+                          "WHERE application_name LIKE 'bilan:%'")
+                for statement in self._view_statements:
+                    c.execute(statement)
+                c.execute("UPDATE bilan_schema SET version = ?", (SCHEMA_VERSION,))
         if version > SCHEMA_VERSION:
             raise ProjectionMismatch(
                 f"the projection tables have schema {version}, newer than this release's "

@@ -37,11 +37,11 @@ class SqlReads:
     def journal_state(self, chemin: str) -> dict[str, Any]:
         """See ``BilanView.journal_state``."""
         with self._read() as c:
-            c.execute("SELECT position, fichier, lignes, malformees, sans_demande "
+            c.execute("SELECT position, fichier, empreinte, lignes, malformees, sans_demande "
                       "FROM journal_suivi WHERE chemin = ?", (chemin,))
-            row = c.fetchone() or (0, None, 0, 0, 0)
-        return dict(zip(("position", "fichier", "lignes", "malformees", "sans_demande"), row,
-                        strict=True))
+            row = c.fetchone() or (0, None, None, 0, 0, 0)
+        return dict(zip(("position", "fichier", "empreinte", "lignes", "malformees",
+                         "sans_demande"), row, strict=True))
 
     def snapshot(self, name: str, formule: str, par: str | None = None,
                  depuis: str | None = None, jusqu_au: str | None = None) -> BilanSnapshot:
@@ -56,7 +56,7 @@ class SqlReads:
             c.execute(f"SELECT client, {FIGURES}, evenements, conflits FROM bilan_clients "
                       "WHERE projection = ?", (name,))
             rows = c.fetchall()
-            clients = {r[0]: Figures(*r[1:6]) for r in rows}
+            clients = {r[0]: Figures(*map(int, r[1:6])) for r in rows}
             conflits = {r[0]: r[6] for r in rows}
             c.execute("SELECT client, kind, nombre FROM bilan_anomalies WHERE projection = ? "
                       "ORDER BY kind", (name,))
@@ -86,7 +86,7 @@ class SqlReads:
                       "cache_read_input_tokens, cache_creation_input_tokens, cout "
                       "FROM bilan_modeles WHERE projection = ? ORDER BY modele", (name,))
             for modele, client, *counts in c.fetchall():
-                out[modele][client] = FiguresModele(*counts).as_dict(modele)
+                out[modele][client] = FiguresModele(*map(int, counts)).as_dict(modele)
             return dict(out)
         elif par == "demande":
             c.execute(f"SELECT demande_id, client, {FIGURES} FROM bilan_demandes "
@@ -94,7 +94,7 @@ class SqlReads:
         else:
             return self._journal_groups(c, name, par.removeprefix("journal."), clients)
         for key, client, *figures in c.fetchall():
-            out[key][client] = Figures(*figures).as_dict()
+            out[key][client] = Figures(*map(int, figures)).as_dict()
         return dict(out)
 
     def _journal_groups(self, c: Cursor, name: str, champ: str,
@@ -104,7 +104,7 @@ class SqlReads:
         known: defaultdict[str, dict[str, Figures]] = defaultdict(dict)
         joined: defaultdict[str, Figures] = defaultdict(Figures)
         for valeur, client, *figures in c.fetchall():
-            known[valeur][client] = Figures(*figures)
+            known[valeur][client] = Figures(*map(int, figures))
             joined[client] += known[valeur][client]
         # What no demande with a value for this field carries: total minus the groups.
         rest = {client: replace(f, evenements=0) - joined[client]
@@ -130,10 +130,13 @@ class SqlReads:
                       (name, demande_id))
             outils: defaultdict[str, dict[str, Any]] = defaultdict(dict)
             for client, outil, cout, nombre in c.fetchall():
-                outils[client][outil] = {"cout": cout, "nombre": nombre}
+                outils[client][outil] = {"cout": int(cout), "nombre": nombre}
         entries = []
         for (client, delegations, evites, pilotage, corrections, pilotages, nombre,
-             delegation_id, agent_id, par_subagent, retour, methode, *counts) in rows:
+             delegation_id, agent_id, par_subagent, retour, methode, *tokens) in rows:
+            # Token sums come back as int, decimal text (SQLite) or Decimal (PostgreSQL).
+            evites, pilotage, corrections = int(evites), int(pilotage), int(corrections)
+            counts = [int(n) for n in tokens]
             figures = Figures(delegations, evites, pilotage, corrections)
             delegation = None if delegation_id is None else {
                 "id": delegation_id, "agent_id": agent_id,

@@ -14,21 +14,34 @@ Cursor = Any
 
 FIGURES = "delegations, evites, pilotage, corrections"
 """The four summed figures' columns, in ``Figures``' order."""
+
+TOKEN_LIMIT = 2**62
+"""Magnitude from which a token sum may overflow a 64-bit integer once added to another
+below it: SQLite keeps such a sum as decimal text (ADR-0051)."""
 TABLES = ("bilan_clients", "bilan_state", "bilan_jours", "bilan_modeles", "bilan_demandes",
           "bilan_outils", "bilan_liens", "bilan_groupes", "bilan_anomalies")
 """The tables keyed by projection."""
 JOURNAL_TABLES = ("journal_valeurs", "journal_demandes", "journal_suivi")
 """The tables keyed by journal file."""
 
+REBUILT_ON_UPGRADE = (*(t for t in TABLES if t != "bilan_state"), *JOURNAL_TABLES)
+"""The tables a view of an older schema version drops: derived data, folded again from the
+store and joined again with the journal. ``bilan_state`` (each projection's settings: its
+zone, journal, formula) and ``bilan_actif`` (which one serves) are kept, their figures'
+count reset, so an upgrade never moves the bilan to another zone or formula."""
 
 
-def view_tables(text: str, integer: str, boolean: str, without_rowid: str) -> list[str]:
+
+def view_tables(text: str, integer: str, tokens: str, boolean: str,
+                without_rowid: str) -> list[str]:
     """The view's ``CREATE TABLE``/``CREATE INDEX`` statements in a dialect's column types:
     ``text`` (keys compared as code points by both: the smallest delegation id, the
-    order of groups), ``integer`` (64-bit), ``boolean``, and ``without_rowid`` (SQLite's
-    table option, or empty)."""
-    figures = (f"delegations {integer} NOT NULL, evites {integer} NOT NULL, "
-               f"pilotage {integer} NOT NULL, corrections {integer} NOT NULL")
+    order of groups), ``integer`` (64-bit: counts of events, turns, lines), ``tokens``
+    (a sum of token counts, exact past 2^63: SPEC, "Figures are exact"; ADR-0051),
+    ``boolean``, and ``without_rowid`` (SQLite's table option, or empty)."""
+    n = tokens
+    figures = (f"delegations {integer} NOT NULL, evites {n} NOT NULL, "
+               f"pilotage {n} NOT NULL, corrections {n} NOT NULL")
     t, i, b, w = text, integer, boolean, without_rowid
     return [
         f"CREATE TABLE IF NOT EXISTS bilan_state (projection {t} PRIMARY KEY, "
@@ -46,9 +59,9 @@ def view_tables(text: str, integer: str, boolean: str, without_rowid: str) -> li
         f"CREATE TABLE IF NOT EXISTS bilan_jours (projection {t}, jour {t}, client {t}, "
         f"{figures}, PRIMARY KEY (projection, jour, client)){w}",
         f"CREATE TABLE IF NOT EXISTS bilan_modeles (projection {t}, modele {t}, "
-        f"client {t}, tours {i} NOT NULL, input_tokens {i} NOT NULL, "
-        f"output_tokens {i} NOT NULL, cache_read_input_tokens {i} NOT NULL, "
-        f"cache_creation_input_tokens {i} NOT NULL, cout {i} NOT NULL, "
+        f"client {t}, tours {i} NOT NULL, input_tokens {n} NOT NULL, "
+        f"output_tokens {n} NOT NULL, cache_read_input_tokens {n} NOT NULL, "
+        f"cache_creation_input_tokens {n} NOT NULL, cout {n} NOT NULL, "
         f"PRIMARY KEY (projection, modele, client)){w}",
         # One row per (client, demande): its figures (pilotage = its parts), the
         # pilotages and corrections it holds, and its delegation (delegation_id NULL
@@ -57,9 +70,9 @@ def view_tables(text: str, integer: str, boolean: str, without_rowid: str) -> li
         f"client {t}, {figures}, pilotages {i} NOT NULL, "
         f"corrections_nombre {i} NOT NULL, delegation_id {t}, agent_id {t}, "
         f"par_subagent {b}, retour {t}, methode {t}, "
-        f"tokens_entree {i} NOT NULL, tokens_sortie {i} NOT NULL, "
-        f"lus {i} NOT NULL, ecrits {i} NOT NULL, consigne {i} NOT NULL, "
-        f"rendus {i} NOT NULL, PRIMARY KEY (projection, demande_id, client))",
+        f"tokens_entree {n} NOT NULL, tokens_sortie {n} NOT NULL, "
+        f"lus {n} NOT NULL, ecrits {n} NOT NULL, consigne {n} NOT NULL, "
+        f"rendus {n} NOT NULL, PRIMARY KEY (projection, demande_id, client))",
         # Demandes still waiting for their delegation: conservation reads only these.
         "CREATE INDEX IF NOT EXISTS bilan_demandes_en_attente ON bilan_demandes "
         "(projection) WHERE delegations = 0",
@@ -70,19 +83,20 @@ def view_tables(text: str, integer: str, boolean: str, without_rowid: str) -> li
         f"client {t}, event_id {t}, "
         f"PRIMARY KEY (projection, demande_id, client, event_id)){w}",
         f"CREATE TABLE IF NOT EXISTS bilan_outils (projection {t}, demande_id {t}, "
-        f"client {t}, outil {t}, cout {i} NOT NULL, nombre {i} NOT NULL, "
+        f"client {t}, outil {t}, cout {n} NOT NULL, nombre {i} NOT NULL, "
         f"PRIMARY KEY (projection, demande_id, client, outil)){w}",
         # Figures of the demandes that have a journal value, per (field, value, client).
         f"CREATE TABLE IF NOT EXISTS bilan_groupes (projection {t}, champ {t}, "
         f"valeur {t}, client {t}, {figures}, "
         f"PRIMARY KEY (projection, champ, valeur, client)){w}",
         # Per journal file (chemin): its first line per demande, the scalar values
-        # of those lines, and how far it was read (fichier: device:inode).
+        # of those lines, and how far it was read (fichier: device:inode; empreinte:
+        # a digest of the bytes read, to tell a file truncated and refilled in place).
         f"CREATE TABLE IF NOT EXISTS journal_valeurs (chemin {t}, demande_id {t}, "
         f"champ {t}, valeur {t} NOT NULL, PRIMARY KEY (chemin, demande_id, champ)){w}",
         f"CREATE TABLE IF NOT EXISTS journal_demandes (chemin {t}, demande_id {t}, "
         f"PRIMARY KEY (chemin, demande_id)){w}",
         f"CREATE TABLE IF NOT EXISTS journal_suivi (chemin {t} PRIMARY KEY, "
-        f"position {i} NOT NULL, fichier {t}, lignes {i} NOT NULL, "
+        f"position {i} NOT NULL, fichier {t}, empreinte {t}, lignes {i} NOT NULL, "
         f"malformees {i} NOT NULL, sans_demande {i} NOT NULL){w}",
     ]

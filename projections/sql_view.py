@@ -39,12 +39,6 @@ _CHUNK = 500  # ids per IN (...) list: far below either backend's bound on param
 _FIGURES_OF_D = "d.delegations, d.evites, d.pilotage, d.corrections"
 
 
-def _add_all(table: str, *columns: str) -> str:
-    # The stored row's columns are named by their table: PostgreSQL finds a bare name
-    # ambiguous beside excluded's.
-    return ", ".join(f"{c} = {table}.{c} + excluded.{c}" for c in columns)
-
-
 def _chunks(items: Sequence[Any]) -> Iterator[Sequence[Any]]:
     for i in range(0, len(items), _CHUNK):
         yield items[i:i + _CHUNK]
@@ -64,9 +58,29 @@ class SqlBilanView(SqlReads, BilanView):
     def _insert_tracking(self, c: Cursor, tracking: Tracking) -> None:
         """The library's monotonic tracking upsert (a page of one event)."""
 
+    ADD_TOKENS = "{t}.{c} + excluded.{c}"
+    """How an upsert adds a token sum, ``{t}`` the table and ``{c}`` the column: exact
+    where the column's type is (PostgreSQL's ``numeric``); SQLite's view overrides it."""
+
+    @staticmethod
+    def tokens(value: int) -> Any:
+        """A token sum as a statement parameter: the int itself, where the column holds any
+        size; SQLite's view binds a large one as text (ADR-0051)."""
+        return value
+
+    def _added(self, table: str, counts: Sequence[str] = (),
+               tokens: Sequence[str] = ()) -> str:
+        """The ``SET`` list of an upsert adding the new row's ``counts`` (64-bit) and
+        ``tokens`` (exact at any size) to the stored row's. The stored row's columns are
+        named by their table: PostgreSQL finds a bare name ambiguous beside excluded's."""
+        return ", ".join([*(f"{c} = {table}.{c} + excluded.{c}" for c in counts),
+                          *(f"{c} = " + self.ADD_TOKENS.format(t=table, c=c)
+                            for c in tokens)])
+
     def fold(self, tracking: Tracking, delta: PageDelta, previous: int | None) -> None:
         """See ``BilanView.fold``."""
         name = tracking.application_name
+        tk = self.tokens
         with self._write() as c:
             self._advance(c, tracking, previous)
             c.execute("UPDATE bilan_state SET evenements = evenements + ? "
@@ -81,32 +95,36 @@ class SqlBilanView(SqlReads, BilanView):
             c.executemany(
                 "INSERT INTO bilan_clients VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (projection, client) DO UPDATE SET "
-                + _add_all("bilan_clients", "delegations", "evites", "pilotage",
-                           "corrections", "evenements", "conflits"),
-                [(name, client, f.delegations, f.evites, f.pilotage, f.corrections,
-                  f.evenements, delta.conflits.get(client, 0))
+                + self._added("bilan_clients", ("delegations", "evenements", "conflits"),
+                              ("evites", "pilotage", "corrections")),
+                [(name, client, f.delegations, tk(f.evites), tk(f.pilotage),
+                  tk(f.corrections), f.evenements, delta.conflits.get(client, 0))
                  for client, f in delta.clients.items()],
             )
             c.executemany(
                 "INSERT INTO bilan_anomalies VALUES (?, ?, ?, ?) "
                 "ON CONFLICT (projection, client, kind) DO UPDATE SET "
-                + _add_all("bilan_anomalies", "nombre"),
+                + self._added("bilan_anomalies", ("nombre",)),
                 [(name, client, kind, n) for (client, kind), n in delta.anomalies.items()],
             )
             c.executemany(
                 "INSERT INTO bilan_jours VALUES (?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (projection, jour, client) DO UPDATE SET "
-                + _add_all("bilan_jours", "delegations", "evites", "pilotage", "corrections"),
-                [(name, jour, client, f.delegations, f.evites, f.pilotage, f.corrections)
+                + self._added("bilan_jours", ("delegations",),
+                              ("evites", "pilotage", "corrections")),
+                [(name, jour, client, f.delegations, tk(f.evites), tk(f.pilotage),
+                  tk(f.corrections))
                  for (client, jour), f in delta.jours.items()],
             )
             c.executemany(
                 "INSERT INTO bilan_modeles VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (projection, modele, client) DO UPDATE SET "
-                + _add_all("bilan_modeles", "tours", "input_tokens", "output_tokens",
-                           "cache_read_input_tokens", "cache_creation_input_tokens", "cout"),
-                [(name, modele, client, m.tours, m.input_tokens, m.output_tokens,
-                  m.cache_read_input_tokens, m.cache_creation_input_tokens, m.cout)
+                + self._added("bilan_modeles", ("tours",),
+                              ("input_tokens", "output_tokens", "cache_read_input_tokens",
+                               "cache_creation_input_tokens", "cout")),
+                [(name, modele, client, m.tours, tk(m.input_tokens), tk(m.output_tokens),
+                  tk(m.cache_read_input_tokens), tk(m.cache_creation_input_tokens),
+                  tk(m.cout))
                  for (client, modele), m in delta.modeles.items()],
             )
             self._fold_demandes(c, name, delta)
@@ -120,23 +138,24 @@ class SqlBilanView(SqlReads, BilanView):
         attributes = ", ".join(
             f"{col} = CASE WHEN {take} THEN excluded.{col} ELSE bilan_demandes.{col} END"
             for col in ("agent_id", "par_subagent", "retour", "methode", "delegation_id"))
+        tk = self.tokens
         rows = []
         for (client, demande_id), d in delta.demandes.items():
             v, f = d.delegation, d.figures
             rows.append((
-                name, demande_id, client, f.delegations, f.evites, f.pilotage, f.corrections,
-                d.pilotages, d.corrections_nombre,
+                name, demande_id, client, f.delegations, tk(f.evites), tk(f.pilotage),
+                tk(f.corrections), d.pilotages, d.corrections_nombre,
                 v and v.id, v and v.agent_id, v and v.par_subagent, v and v.retour,
                 v and v.methode,
-                *((v.tokens_entree, v.tokens_sortie, v.lus, v.ecrits, v.consigne, v.rendus)
-                  if v else (0,) * 6),
+                *((tk(v.tokens_entree), tk(v.tokens_sortie), tk(v.lus), tk(v.ecrits),
+                   tk(v.consigne), tk(v.rendus)) if v else (0,) * 6),
             ))
         c.executemany(
             "INSERT INTO bilan_demandes VALUES (" + ", ".join("?" * 20) + ") "
             "ON CONFLICT (projection, demande_id, client) DO UPDATE SET "
-            + _add_all("bilan_demandes", "delegations", "evites", "pilotage", "corrections",
-                       "pilotages", "corrections_nombre", "tokens_entree", "tokens_sortie", "lus",
-                       "ecrits", "consigne", "rendus")
+            + self._added("bilan_demandes", ("delegations", "pilotages", "corrections_nombre"),
+                          ("evites", "pilotage", "corrections", "tokens_entree",
+                           "tokens_sortie", "lus", "ecrits", "consigne", "rendus"))
             + ", " + attributes,
             rows,
         )
@@ -148,8 +167,8 @@ class SqlBilanView(SqlReads, BilanView):
         c.executemany(
             "INSERT INTO bilan_outils VALUES (?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (projection, demande_id, client, outil) DO UPDATE SET "
-            + _add_all("bilan_outils", "cout", "nombre"),
-            [(name, demande_id, client, outil, cout, nombre)
+            + self._added("bilan_outils", ("nombre",), ("cout",)),
+            [(name, demande_id, client, outil, tk(cout), nombre)
              for (client, demande_id), d in delta.demandes.items()
              for outil, (cout, nombre) in d.par_outil.items()],
         )
@@ -176,9 +195,11 @@ class SqlBilanView(SqlReads, BilanView):
         c.executemany(
             "INSERT INTO bilan_groupes VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (projection, champ, valeur, client) DO UPDATE SET "
-            + _add_all("bilan_groupes", "delegations", "evites", "pilotage", "corrections"),
-            [(name, champ, valeur, client, f.delegations, f.evites, f.pilotage,
-              f.corrections) for (champ, valeur, client), f in groups],
+            + self._added("bilan_groupes", ("delegations",),
+                          ("evites", "pilotage", "corrections")),
+            [(name, champ, valeur, client, f.delegations, self.tokens(f.evites),
+              self.tokens(f.pilotage), self.tokens(f.corrections))
+             for (champ, valeur, client), f in groups],
         )
 
     def _advance(self, c: Cursor, tracking: Tracking, previous: int | None) -> None:
@@ -201,22 +222,24 @@ class SqlBilanView(SqlReads, BilanView):
             f"{tracking.application_name}: position moved past {previous} meanwhile")
 
     def fold_journal(self, chemin: str, previous: int, offset: int, fichier: str,
-                     lines: Sequence[JournalLine], malformees: int) -> None:
+                     empreinte: str, lines: Sequence[JournalLine], malformees: int) -> None:
         """See ``BilanView.fold_journal``."""
         with self._write() as c:
             sans_demande = sum(1 for line in lines if not line.demande_id)
             counts = (len(lines) - sans_demande, malformees, sans_demande)
             c.execute(
-                "UPDATE journal_suivi SET position = ?, fichier = ?, lignes = lignes + ?, "
-                "malformees = malformees + ?, sans_demande = sans_demande + ? "
+                "UPDATE journal_suivi SET position = ?, fichier = ?, empreinte = ?, "
+                "lignes = lignes + ?, malformees = malformees + ?, "
+                "sans_demande = sans_demande + ? "
                 "WHERE chemin = ? AND position = ? RETURNING position",
-                (offset, fichier, *counts, chemin, previous),
+                (offset, fichier, empreinte, *counts, chemin, previous),
             )
             if c.fetchone() is None:
                 if previous != 0:
                     raise IntegrityError(f"journal {chemin}: offset moved past {previous}")
-                c.execute("INSERT INTO journal_suivi VALUES (?, ?, ?, ?, ?, ?)",
-                          (chemin, offset, fichier, *counts))
+                c.execute("INSERT INTO journal_suivi (chemin, position, fichier, empreinte, "
+                          "lignes, malformees, sans_demande) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                          (chemin, offset, fichier, empreinte, *counts))
             new: dict[str, JournalLine] = {}
             for line in lines:
                 if line.demande_id and line.demande_id not in new:
@@ -239,7 +262,7 @@ class SqlBilanView(SqlReads, BilanView):
                           [chemin, *chunk])
                 for projection, demande_id, client, *figures in c.fetchall():
                     for champ, valeur in new[demande_id].valeurs.items():
-                        groups[(projection, champ, valeur, client)] += Figures(*figures)
+                        groups[(projection, champ, valeur, client)] += Figures(*map(int, figures))
             by_projection: defaultdict[str, list[Any]] = defaultdict(list)
             for (projection, champ, valeur, client), f in groups.items():
                 by_projection[projection].append(((champ, valeur, client), f))
@@ -256,6 +279,12 @@ class SqlBilanView(SqlReads, BilanView):
             recorded = self._settings(c, name)
         assert recorded is not None
         return recorded
+
+    def move_default_journal(self, old: str, new: str) -> None:
+        """See ``BilanView.move_default_journal``."""
+        with self._write() as c:
+            c.execute("UPDATE bilan_state SET journal = ? WHERE journal = ? "
+                      "AND NOT journal_explicite AND evenements = 0", (new, old))
 
     def settings_of(self, name: str) -> ProjectionSettings | None:
         """See ``BilanView.settings_of``."""

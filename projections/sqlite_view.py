@@ -21,19 +21,36 @@ from eventsourcing.sqlite import (
     SQLiteTrackingRecorder,
 )
 
-from miam_economies.projections.sql_schema import JOURNAL_TABLES, TABLES, view_tables
+from miam_economies.projections.sql_schema import (
+    REBUILT_ON_UPGRADE,
+    TOKEN_LIMIT,
+    view_tables,
+)
 from miam_economies.projections.sql_view import SqlBilanView
 from miam_economies.projections.view import ProjectionMismatch
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """``PRAGMA user_version`` of the view's tables: an older file is rebuilt from the store, a
-newer one (written by a later release) is refused rather than wiped."""
+newer one (written by a later release) is refused rather than wiped. 5: token sums past
+2^63 (ADR-0051), the journal's fingerprint (ADR-0052)."""
 
 CACHE_KIB = 65_536
 """Page cache of each projections connection, KiB (SQLite's default is 2,000)."""
 
 CHECKPOINT_PAGES = 20_000
 """WAL pages between automatic checkpoints of the projections file (default 1,000)."""
+
+
+def _tokens_param(value: int) -> int | str:
+    # SQLite's integers stop at 2^63 and turn into REAL past it: a sum that may get there
+    # is bound as decimal text, in a column with no type affinity (ADR-0051).
+    return value if -TOKEN_LIMIT < value < TOKEN_LIMIT else str(value)
+
+
+def _big_add(stored: int | str, added: int | str) -> int | str:
+    """The exact sum of two token sums, each an int or decimal text: an int below
+    ``TOKEN_LIMIT`` in magnitude, decimal text from there (``ADD_TOKENS``' slow path)."""
+    return _tokens_param(int(stored) + int(added))
 
 
 class _ViewConnectionPool(SQLiteConnectionPool):
@@ -47,6 +64,7 @@ class _ViewConnectionPool(SQLiteConnectionPool):
         # memory, and checkpoint the WAL less often (each checkpoint rewrites and syncs).
         db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
         db.execute(f"PRAGMA wal_autocheckpoint={CHECKPOINT_PAGES}")
+        db.create_function("big_add", 2, _big_add, deterministic=True)
         return connection
 
 
@@ -76,10 +94,18 @@ class SQLiteBilanView(SQLiteTrackingRecorder, SqlBilanView):
                   "ON l.projection = d.projection AND l.demande_id = d.demande_id "
                   "AND l.client = d.client WHERE d.projection = ? AND d.delegations = 0")
 
+    # Two sums below 2^62 in magnitude add in SQL; any other pair (one held as text
+    # already) goes to big_add, in Python: exact at any size (ADR-0051).
+    ADD_TOKENS = (f"CASE WHEN abs({{t}}.{{c}}) < {TOKEN_LIMIT} AND abs(excluded.{{c}}) < "
+                  f"{TOKEN_LIMIT} THEN {{t}}.{{c}} + excluded.{{c}} "
+                  "ELSE big_add({t}.{c}, excluded.{c}) END")
+    tokens = staticmethod(_tokens_param)
+
     def construct_create_table_statements(self) -> list[str]:
-        """The library's tracking table, then the view's tables and indexes."""
+        """The library's tracking table, then the view's tables and indexes; token sums in
+        columns without a type, so decimal text stays text (SQLite's affinity rules)."""
         return [*super().construct_create_table_statements(),
-                *view_tables("TEXT", "INTEGER", "INTEGER", " WITHOUT ROWID")]
+                *view_tables("TEXT", "INTEGER", "", "INTEGER", " WITHOUT ROWID")]
 
     @contextmanager
     def _write(self) -> Iterator[SQLiteCursor]:
@@ -111,8 +137,9 @@ class SQLiteBilanView(SQLiteTrackingRecorder, SqlBilanView):
                     f"the projections file has schema {version}, newer than this release's "
                     f"{SCHEMA_VERSION}: upgrade miam-economies, or delete projections.sqlite")
             if 0 < version < SCHEMA_VERSION:
-                for table in (*TABLES, *JOURNAL_TABLES, "bilan_actif"):
+                for table in REBUILT_ON_UPGRADE:
                     c.execute(f"DROP TABLE IF EXISTS {table}")
+                c.execute("UPDATE bilan_state SET evenements = 0")
                 c.execute("DELETE FROM tracking WHERE application_name LIKE 'bilan:%'")
             c.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         self._create_missing_tables()

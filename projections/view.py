@@ -138,9 +138,10 @@ class BilanView(TrackingRecorder, ABC):
       ``delta.zone`` other than the projection's raises ``ProjectionMismatch``.
     * ``record_settings(name, wanted)`` fixes a projection's settings the first time and
       returns them as recorded (atomic: concurrent callers agree).
-    * ``fold_journal(chemin, previous, offset, fichier, lines, malformees)`` records journal
-      lines read from byte ``previous`` to ``offset`` of file ``chemin`` (identity
-      ``fichier``; the first line of a demande wins) and adds the figures of their
+    * ``fold_journal(chemin, previous, offset, fichier, empreinte, lines, malformees)``
+      records journal lines read from byte ``previous`` to ``offset`` of file ``chemin``
+      (identity ``fichier``, fingerprint ``empreinte`` of the bytes up to ``offset``; the
+      first line of a demande wins) and adds the figures of their
       demandes to the groups of the projections built on that journal, in one
       transaction, with the same compare-and-set on the offset.
     * Reads (``snapshot``, ``demande``, ``journal_state``) each run in one transaction;
@@ -167,18 +168,25 @@ class BilanView(TrackingRecorder, ABC):
         ``expected`` (None: none yet); return whether it switched (ADR-0009)."""
 
     @abstractmethod
+    def move_default_journal(self, old: str, new: str) -> None:
+        """Join the projections recorded with the default journal ``old`` (not an explicit
+        one) and no event folded yet with ``new`` instead: the data directory's journal
+        now, for a directory moved or a view being rebuilt."""
+
+    @abstractmethod
     def settings_of(self, name: str) -> ProjectionSettings | None:
         """Projection ``name``'s recorded settings, or None if it was never opened."""
 
     @abstractmethod
     def fold_journal(self, chemin: str, previous: int, offset: int, fichier: str,
-                     lines: Sequence[JournalLine], malformees: int) -> None:
+                     empreinte: str, lines: Sequence[JournalLine], malformees: int) -> None:
         """Join new journal lines, and move the journal's offset (bytes), atomically."""
 
     @abstractmethod
     def journal_state(self, chemin: str) -> dict[str, Any]:
-        """``{"position": bytes read, "fichier": identity or None, "lignes": lines with a
-        demande_id read, "malformees": skipped, "sans_demande": without one}``."""
+        """``{"position": bytes read, "fichier": identity or None, "empreinte": fingerprint
+        or None, "lignes": lines with a demande_id read, "malformees": skipped,
+        "sans_demande": without one}``."""
 
     @abstractmethod
     def snapshot(self, name: str, formule: str, par: str | None = None,

@@ -1,10 +1,15 @@
-"""A connection limit uvicorn does not set by itself (ADR-0010), for ``serve`` only.
+"""Connection handling uvicorn does not do by itself, for ``serve`` only (a host app that
+embeds the routes runs its own server, with its own limits).
 
-``guarded_h11(header_timeout)``: uvicorn's h11 protocol, closing a connection that has not
-completed a request's line and headers within ``header_timeout`` seconds of opening (or
-of its last response). uvicorn times idle keep-alive connections only after a response,
-so silent or trickling connections could otherwise fill the connection limit. A host app
-that embeds the routes runs its own server, with its own limits.
+``guarded_h11(header_timeout)``: uvicorn's h11 protocol, which
+
+* closes a connection that has not completed a request's line and headers within
+  ``header_timeout`` seconds of opening (or of its last response): uvicorn times idle
+  keep-alive connections only after a response, so silent or trickling connections could
+  otherwise fill the connection limit (ADR-0010);
+* answers a client that half-closes its side once its request is in (``shutdown(SHUT_WR)``,
+  with or without bytes past its Content-Length), then closes: uvicorn closes the
+  transport at the end of the client's stream, and the answer was lost (ADR-0053).
 """
 
 from __future__ import annotations
@@ -17,14 +22,32 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 def guarded_h11(header_timeout: float) -> type[H11Protocol]:
     """An ``H11Protocol`` subclass closing connections whose request does not arrive
-    (line and headers complete) within ``header_timeout`` seconds."""
+    (line and headers complete) within ``header_timeout`` seconds, and answering a request
+    whose client half-closed after sending it (see the module)."""
 
     class GuardedH11Protocol(H11Protocol):
+        _half_closed = False
+
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             self._arm()
 
+        def eof_received(self) -> bool | None:  # type: ignore[override]
+            # True keeps our side of the socket open. Only while a request that arrived
+            # whole waits for its answer: after the answer the connection closes, and a
+            # request cut short, or an idle connection, closes at once as before.
+            cycle = self.cycle
+            if cycle is not None and not cycle.more_body and not cycle.response_complete:
+                self._half_closed = True
+                return True
+            return None
+
         def on_response_complete(self) -> None:
+            if self._half_closed:
+                # The client can send nothing more: whatever it sent past its request
+                # is never read as another one.
+                self.transport.close()
+                return
             super().on_response_complete()
             self._arm()
 

@@ -11,7 +11,6 @@ from zoneinfo import ZoneInfoNotFoundError
 
 import click
 from rich import box
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -20,7 +19,14 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from miam_economies.api.cli.main import _check_zone, _progress, _store_settings, data_option, main
+from miam_economies.api.cli.main import (
+    _check_zone,
+    _console,
+    _progress,
+    _store_settings,
+    data_option,
+    main,
+)
 from miam_economies.api.service.replay import (
     ReplayRefused,
     UnknownFormula,
@@ -112,16 +118,16 @@ def compare(data: Path, database_url: str | None, formules: str, par: str,
         table.add_column(par)
     table.add_column("client")
     for name in names:
-        table.add_column(f"net {name}", justify="right")
+        table.add_column(f"net {name}", justify="right", overflow="fold")
     if len(names) > 1:
-        table.add_column(f"{names[-1]} - {names[0]}", justify="right")
+        table.add_column(f"{names[-1]} - {names[0]}", justify="right", overflow="fold")
     for key, clients in result["groupes"].items():
         for client, by_formula in clients.items():
             nets = [by_formula.get(name, {}).get("net", 0) for name in names]
             table.add_row(*([key] if par != "client" else []), client,
                           *(f"{n:,}" for n in nets),
                           *([f"{nets[-1] - nets[0]:+,}"] if len(names) > 1 else []))
-    Console(width=None if sys.stdout.isatty() else 140).print(table)
+    _console().print(table)
 
 
 @main.command()
@@ -143,7 +149,7 @@ def anomalies(data: Path, database_url: str | None, as_json: bool) -> None:
             table.add_row(row["id"], row["type"], row["client"], ", ".join(row["anomalies"]),
                           row["recu_le"])
     if not as_json:
-        Console(width=None if sys.stdout.isatty() else 160).print(table)
+        _console().print(table)
         click.echo(f"{found} event(s) with anomalies", err=True)
 
 

@@ -83,6 +83,13 @@ def main() -> None:
     """Token savings of MIAM's Claude Code plugin: ingestion and bilan."""
 
 
+def _console() -> Console:
+    """Standard output for tables. Off a terminal rich would assume 80 columns and cut
+    figures short; there it gets all the room a table needs (a figure is never cut: see
+    the figure columns' ``overflow="fold"``)."""
+    return Console(width=None if sys.stdout.isatty() else 1_000)
+
+
 def _progress(*columns: Any) -> Progress:
     """A progress display on standard error, drawn only when it is a terminal: in a pipe
     or a log file the command stays quiet."""

@@ -10,11 +10,11 @@ from zoneinfo import ZoneInfoNotFoundError
 
 import click
 from rich import box
-from rich.console import Console
 from rich.table import Table
 
 from miam_economies.api.cli.main import (
     _check_zone,
+    _console,
     _private,
     _store_settings,
     data_option,
@@ -93,7 +93,7 @@ def _print_table(result: dict[str, Any]) -> None:
         table.add_column(par)
     table.add_column("client")
     for column in FIGURES:
-        table.add_column(column, justify="right")
+        table.add_column(column, justify="right", overflow="fold")
     if par is None:
         for client, figures in result["economies"].items():
             table.add_row(client, *_cells(figures))
@@ -110,8 +110,7 @@ def _print_table(result: dict[str, Any]) -> None:
         shown = Figures(*(sum(f[k] for f in rows)
                           for k in ("delegations", "evites", "pilotage", "corrections")))
         table.add_row("", "total", *_cells(shown.as_dict()), style="bold")
-    # Off a terminal rich assumes 80 columns and would truncate the figures' names.
-    console = Console(width=None if sys.stdout.isatty() else 140)
+    console = _console()
     console.print(table)
     console.print(_provenance_line(result), style="dim", soft_wrap=True, highlight=False)
 

@@ -30,12 +30,13 @@ from miam_economies.api.cli.main import (
     main,
 )
 from miam_economies.api.service.bootstrap import open_services, open_store
+from miam_economies.api.service.export import export_lines
+from miam_economies.api.service.importing import check_files, import_files
 from miam_economies.api.service.migrate import MigrationMismatch
 from miam_economies.api.service.migrate import migrate as migrate_store
 from miam_economies.api.service.settings import (
     Settings,
 )
-from miam_economies.api.service.transfer import check_files, export_lines, import_files
 from miam_economies.api.store.application import StoreUnavailable
 from miam_economies.api.store.backends import redact
 from miam_economies.projections.view import ProjectionMismatch
@@ -75,11 +76,13 @@ def export(data: Path, database_url: str | None, out: Path | None, conflits: boo
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
 def import_(data: Path, database_url: str | None, files: tuple[Path, ...], strict: bool,
             as_json: bool) -> None:
-    """Ingest FILES of JSON lines (an exported economies.jsonl, or plain events) with the
+    """Ingest FILES of JSON lines (an exported economies.jsonl, or plain events) or batch
+    documents {"evenements": [...]} (such as the contract's example), with the
     validation and dedup of POST /economies, 500 events a transaction, keeping each
-    line's recu_le. Refused lines are listed with their number and skipped; with
-    --strict nothing is imported then. A second import of the same files stores nothing
-    (every event is a doublon). Exit status 1 when a line was refused."""
+    event's recu_le. Refused events are listed with their line number (or index in a
+    document) and skipped; with --strict nothing is imported then. A second import of
+    the same files stores nothing (every event is a doublon). Exit status 1 when an
+    event was refused."""
     paths = list(files)
     size = sum(p.stat().st_size for p in paths)
     columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(),

@@ -1,24 +1,34 @@
 """The report page drawn: ``charts`` as inline SVG by ``pygal`` (its JavaScript left out)
 and ``render_html`` filling the Jinja2 template shipped in the package (ADR-0023).
 
-pygal and Jinja2 come with the ``report`` extra (ADR-0044), and pygal appends an import
-hook to ``sys.meta_path`` when it is imported: ``report`` imports this module only when a
-page is drawn, never when the routes are.
+pygal and Jinja2 come with the ``report`` extra (ADR-0044): ``report`` imports this
+module only when a page is drawn, never when the routes are. pygal appends an import hook
+of its own to ``sys.meta_path`` when it is imported (for its ``pygal.maps`` plugins, which
+the report does not use); it is taken off again here, so that drawing a report leaves a
+host's import system as it was: with that hook, a failed optional import anywhere in the
+host's process becomes an ``ImportWarning`` under ``-W error`` (Kozea/pygal PR #532).
 """
 
 from __future__ import annotations
 
+import sys
+import warnings
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-import pygal
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
-from pygal.style import Style
 
 from miam_economies.api.http.report import JOURNAL_FIELDS
 from miam_economies.domain.instants import iso_utc
+
+with warnings.catch_warnings():
+    # While pygal's hook is on sys.meta_path, every import warns (it has no find_spec).
+    warnings.simplefilter("ignore", ImportWarning)
+    import pygal
+    from pygal.style import Style
+sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, pygal.PluginImportFixer)]
 
 _STYLE = Style(
     background="white", plot_background="white", foreground="#333",
@@ -42,7 +52,10 @@ def _svg(chart: Any) -> Markup:
 
 
 def _tokens(value: float | None) -> str:
-    return "-" if value is None else f"{value:,.0f}"
+    # A token figure is an int, printed exactly at any size; a chart hands floats.
+    if value is None:
+        return "-"
+    return f"{value:,}" if isinstance(value, int) else f"{value:,.0f}"
 
 
 def charts(data: Mapping[str, Any]) -> dict[str, Markup]:

@@ -5,6 +5,8 @@ the projection's snapshots. Refusals are raised and answered by ``errors``.
 
 from __future__ import annotations
 
+import time
+
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -39,15 +41,17 @@ async def post_economies(request: Request) -> JSONResponse:
     plus ``"conflits": k`` when k doublons differ from the version kept.
 
     413 / 408 / 400 / 422 / 503 come from ``EXCEPTION_HANDLERS``; a refused batch stores
-    nothing.
+    nothing. Once the body is in, the answer comes within ``--lock-timeout`` seconds
+    (and the time to validate), whatever queues in front of it (ADR-0053).
     """
     services = _services(request)
     body = await read_capped(request, services.settings.max_body,
                              services.settings.body_timeout)
+    deadline = time.monotonic() + services.settings.lock_timeout
 
     def validate_and_append() -> Appended:
         # Decoding 500 events is CPU work: keep it off the event loop, with the append.
-        return services.store.append(validate_batch(parse_json(body)))
+        return services.store.append(validate_batch(parse_json(body)), deadline=deadline)
 
     with services.runner.ingesting():  # the projection waits for a quiet moment
         appended = await run_in_threadpool(validate_and_append)

@@ -18,9 +18,9 @@ from zoneinfo import ZoneInfo
 from eventsourcing.persistence import PersistenceError
 
 from miam_economies.api.service.bootstrap import open_services, open_store, open_view
+from miam_economies.api.service.export import stored_events
 from miam_economies.api.service.serving import REPLAY_PAGE, build_projection
 from miam_economies.api.service.settings import Settings, machine_fuseau
-from miam_economies.api.service.transfer import stored_events
 from miam_economies.domain.anomalies import anomalies
 from miam_economies.domain.events import ConflitRecu
 from miam_economies.domain.formulas import FORMULES

@@ -88,6 +88,13 @@ def open_active(view: BilanView, store: EventStore,
         active = projection_name(V1.name, fuseau)
         current = view.record_settings(active, current)
         view.activate(active, expected=None)
+    if (settings.journal is None and not current.journal_explicite
+            and journal != current.journal and not view.max_tracking_id(active)):
+        # A default journal follows the data directory (copied elsewhere, or read from a
+        # new path): only while nothing is folded, as after a schema upgrade. Groups
+        # already joined with the old file would count twice (ADR-0051).
+        view.move_default_journal(current.journal, journal)
+        current = view.settings_of(active) or current
     if settings.journal is not None and journal != current.journal:
         raise ProjectionMismatch(
             f"the bilan is joined with journal {current.journal}, not {journal}: pass that "

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -133,7 +134,8 @@ class EventStore(Application[UUID]):
             self._listeners.append(listener)
 
     def append(self, evenements: Sequence[Received], *,
-               recus_le: Sequence[str] | None = None) -> Appended:
+               recus_le: Sequence[str] | None = None,
+               deadline: float | None = None) -> Appended:
         """Store the batch's new events in one transaction; count the rest as doublons.
 
         ``evenements`` must have passed ``domain.validation``. A repeated id (already
@@ -141,9 +143,13 @@ class EventStore(Application[UUID]):
         ``recus_le``: one ISO 8601 UTC string per event of ``evenements``
         (``2026-10-30T09:12:04.512Z``), kept as that event's ``recu_le`` instead of the
         clock's time: an import keeps the time the events were first received (ADR-0022).
+        ``deadline``: a ``time.monotonic()`` instant by which the batch is stored or
+        refused, however many appends queue in front of it and whatever holds the store's
+        write lock (a POST's answer stays within ``--lock-timeout``: ADR-0053); None waits
+        the store's lock timeout per attempt.
 
-        Raises ``StoreUnavailable`` when the store cannot take the batch; then nothing of
-        it is stored; ``ValueError`` when ``recus_le`` is not one per event.
+        Raises ``StoreUnavailable`` when the store cannot take the batch (in time); then
+        nothing of it is stored; ``ValueError`` when ``recus_le`` is not one per event.
         """
         if recus_le is not None and len(recus_le) != len(evenements):
             raise ValueError(f"{len(recus_le)} recu_le for {len(evenements)} events")
@@ -155,23 +161,31 @@ class EventStore(Application[UUID]):
             sid = stream_id(ev.id)
             if first_seen.setdefault(sid, ev) is not ev:
                 repeats.append((sid, ev))
-        with self._append_lock:
-            return self._append(evenements, first_seen, stamps, repeats)
+        wait = -1 if deadline is None else max(0.0, deadline - time.monotonic())
+        if not self._append_lock.acquire(timeout=wait):
+            raise StoreUnavailable("the appends queued in front of this batch did not "
+                                   "finish in time")
+        try:
+            return self._append(evenements, first_seen, stamps, repeats, deadline)
+        finally:
+            self._append_lock.release()
 
     def _append(self, evenements: Sequence[Received], first_seen: dict[UUID, Received],
-                stamps: dict[int, str], repeats: list[tuple[UUID, Received]]
-                ) -> Appended:
+                stamps: dict[int, str], repeats: list[tuple[UUID, Received]],
+                deadline: float | None) -> Appended:
         try:
             for _ in range(SAVE_ATTEMPTS):
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise StoreUnavailable("the store's write lock was not had in time")
                 stored = self.stored(list(first_seen))
                 new = [(sid, ev) for sid, ev in first_seen.items() if sid not in stored]
                 conflicts = self._conflicts(first_seen, stored, repeats)
                 unseen = set(conflicts) - self.stored(list(conflicts))
                 try:
                     if new or unseen:
-                        self.recorder.insert_events(
-                            [*self._new_events(new, stamps),
-                             *self._conflict_events(conflicts, unseen, stamps)])
+                        self._insert([*self._new_events(new, stamps),
+                                      *self._conflict_events(conflicts, unseen, stamps)],
+                                     deadline)
                 except IntegrityError:
                     # Another writer stored one of these ids since the check: the whole
                     # insert rolled back; filter again against what is now stored.
@@ -184,6 +198,12 @@ class EventStore(Application[UUID]):
             log.warning("event store unavailable: %s", exc)
             raise StoreUnavailable(str(exc)) from None
         raise StoreUnavailable(f"lost the race to other writers {SAVE_ATTEMPTS} times")
+
+    def _insert(self, events: list[StoredEvent], deadline: float | None) -> None:
+        if deadline is None:
+            self.recorder.insert_events(events)
+        else:
+            self.economies_recorder.insert_within(events, deadline)
 
     def _conflicts(self, first_seen: dict[UUID, Received], stored: set[UUID],
                    repeats: list[tuple[UUID, Received]]

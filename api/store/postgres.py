@@ -19,9 +19,10 @@ from typing import Any
 from uuid import UUID
 
 from eventsourcing.persistence import PersistenceError, StoredEvent
-from eventsourcing.postgres import PostgresApplicationRecorder
-from psycopg.rows import tuple_row
-from psycopg.sql import SQL, Identifier
+from eventsourcing.postgres import PostgresAggregateRecorder, PostgresApplicationRecorder
+from psycopg import Cursor
+from psycopg.rows import DictRow, tuple_row
+from psycopg.sql import SQL, Identifier, Literal
 
 from miam_economies.api.store.recorders import EconomiesRecorder
 
@@ -39,6 +40,30 @@ class PostgresEconomiesRecorder(EconomiesRecorder, PostgresApplicationRecorder):
         self._table = f'"{self.datastore.schema}"."{self.events_table_name}"'
         self._counted = (0, 0)  # (position, events with an id up to it)
         self._counted_lock = threading.Lock()
+        self._lock_statement = SQL("LOCK TABLE {0}.{1} IN EXCLUSIVE MODE").format(
+            Identifier(self.datastore.schema), Identifier(self.events_table_name))
+
+    def insert_within(self, stored_events: Sequence[StoredEvent],
+                      deadline: float) -> Sequence[int] | None:
+        """See ``EconomiesRecorder.insert_within``. The library's ``insert_events``
+        retries a lock timeout 10 times, 0.2 s apart, each waiting ``lock_timeout``: here
+        it is called once, undecorated, and the table's lock waits only the time left."""
+        assert not self.datastore.enable_db_functions, "the insert function has its own wait"
+        insert = PostgresApplicationRecorder.insert_events.__wrapped__
+        return insert(self, stored_events, deadline=deadline)  # type: ignore[no-any-return]
+
+    def _insert_stored_events(self, curs: Cursor[DictRow],
+                              stored_events: Sequence[StoredEvent], **kwargs: Any) -> None:
+        deadline = kwargs.get("deadline")
+        if deadline is None:
+            super()._insert_stored_events(curs, stored_events, **kwargs)
+            return
+        # The library's table lock and NOTIFY, the lock waiting the time left only.
+        timeout = Literal(f"{self.milliseconds_left(deadline)}ms")
+        curs.execute(SQL("SET LOCAL lock_timeout = {0}").format(timeout))
+        curs.execute(self._lock_statement)
+        self._notify_channel(curs)
+        PostgresAggregateRecorder._insert_stored_events(self, curs, stored_events, **kwargs)
 
     def _query(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         with self.datastore.get_connection() as conn, \

@@ -6,6 +6,7 @@ named to the factory by ``APPLICATION_RECORDER_TOPIC``)."""
 from __future__ import annotations
 
 import threading
+import time
 from abc import abstractmethod
 from collections.abc import Callable, Sequence
 from uuid import UUID
@@ -20,6 +21,15 @@ class EconomiesRecorder(ApplicationRecorder):
     Every received event is version 1 of its own stream (ADR-0002), so a stream id names
     one stored event.
     """
+
+    @abstractmethod
+    def insert_within(self, stored_events: Sequence[StoredEvent],
+                      deadline: float) -> Sequence[int] | None:
+        """``insert_events`` in one transaction, waiting for the store's write lock until
+        ``deadline`` at the latest (a ``time.monotonic()`` instant) and never trying again:
+        an answer's time stays bounded whatever holds the lock (issue 13.3; ADR-0053).
+        Raises ``OperationalError`` (a ``PersistenceError``) when the lock was not had in
+        time, ``IntegrityError`` for a stream already stored."""
 
     @abstractmethod
     def stored_streams(self, ids: Sequence[UUID]) -> set[UUID]:
@@ -37,6 +47,12 @@ class EconomiesRecorder(ApplicationRecorder):
         """Events with a notification id up to ``min(position, head)``, ``head`` being the
         last notification id (``max_notification_id``), read by the caller. Raises
         ``PersistenceError``."""
+
+    @staticmethod
+    def milliseconds_left(deadline: float) -> int:
+        """Whole milliseconds until ``deadline`` (``time.monotonic()`` seconds), at least 1:
+        what a lock wait may take (0 means no limit to both backends)."""
+        return max(1, int((deadline - time.monotonic()) * 1000))
 
     def listen(self, wake: Callable[[], None], stop: threading.Event) -> None:
         """Call ``wake()`` whenever another process inserts events (and once at the

@@ -12,13 +12,27 @@ from typing import Any
 from uuid import UUID
 
 from eventsourcing.persistence import StoredEvent
-from eventsourcing.sqlite import SQLiteApplicationRecorder
+from eventsourcing.sqlite import SQLITE3_DEFAULT_LOCK_TIMEOUT, SQLiteApplicationRecorder
 
 from miam_economies.api.store.recorders import EconomiesRecorder
 
 
 class SQLiteEconomiesRecorder(EconomiesRecorder, SQLiteApplicationRecorder):
     """``EconomiesRecorder`` over the library's SQLite events table."""
+
+    def insert_within(self, stored_events: Sequence[StoredEvent],
+                      deadline: float) -> Sequence[int] | None:
+        """See ``EconomiesRecorder.insert_within``: the connection's busy timeout is the
+        time left for this one transaction (the write lock is taken at its first insert),
+        then the configured one again."""
+        configured = int((self.datastore.pool.lock_timeout
+                          or SQLITE3_DEFAULT_LOCK_TIMEOUT) * 1000)
+        with self.datastore.transaction(commit=True) as cursor:
+            cursor.execute(f"PRAGMA busy_timeout = {self.milliseconds_left(deadline)}")
+            try:
+                return self._insert_events(cursor, stored_events)
+            finally:
+                cursor.execute(f"PRAGMA busy_timeout = {configured}")
 
     def _select(self, columns: str, ids: Sequence[UUID]) -> list[Any]:
         marks = ",".join("?" * len(ids))

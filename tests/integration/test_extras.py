@@ -59,6 +59,33 @@ print(json.dumps({{"loaded": [m for m in {NOT_IMPORTED_WITH_THE_ROUTES!r} if m i
     assert seen["failed_import"] == "ModuleNotFoundError"
 
 
+def test_drawing_a_report_leaves_the_hosts_import_system_as_it_was(tmp_path: Path) -> None:
+    # pygal's hook is taken off once pygal is imported: after a report is drawn in the
+    # host's process, a failed optional import is still the plain error.
+    probe = f"""
+import json, sys
+from pathlib import Path
+from miam_economies.api.http.report import render_report
+from miam_economies.api.service.bootstrap import open_services
+from miam_economies.api.service.settings import Settings
+with open_services(Settings(data=Path({str(tmp_path / "data")!r})),
+                   run_projections=False) as services:
+    page = render_report(services)
+try:
+    import a_module_nobody_installed
+    failed = "imported"
+except ModuleNotFoundError:
+    failed = "ModuleNotFoundError"
+print(json.dumps({{"finders": [type(f).__name__ for f in sys.meta_path],
+                  "failed_import": failed, "drawn": "<svg" in page}}))
+"""
+    out = subprocess.run([sys.executable, "-W", "error", "-c", probe], cwd=tmp_path,
+                         check=True, capture_output=True, text=True)
+    seen = json.loads(out.stdout)
+    assert seen["drawn"] and seen["failed_import"] == "ModuleNotFoundError"
+    assert "PluginImportFixer" not in seen["finders"]
+
+
 def test_without_the_report_extra_the_route_answers_501_naming_it(tmp_path: Path) -> None:
     server = LiveServer(tmp_path / "data", env=without(tmp_path, "pygal"))
     server.start()

@@ -14,7 +14,7 @@ from uuid import uuid4
 
 import pytest
 
-from miam_economies.api.service.transfer import stored_events
+from miam_economies.api.service.export import stored_events
 from miam_economies.api.store.application import EventStore
 from miam_economies.api.store.backends import SQLITE, Database
 from miam_economies.domain.events import stream_id

@@ -14,7 +14,8 @@ from itertools import groupby
 from pathlib import Path
 from typing import Any
 
-from miam_economies.api.service.transfer import import_files, stored_events
+from miam_economies.api.service.export import stored_events
+from miam_economies.api.service.importing import import_files
 from miam_economies.api.store.application import EventStore
 from miam_economies.api.store.backends import SQLITE, Database
 from tests.conftest import EXAMPLE_BATCH, EXAMPLE_CORRECTION, LiveServer
@@ -160,3 +161,44 @@ def test_conflicts_are_exported_on_request_and_imported_as_conflicts(
     again = run("export", "--data", str(copy_dir), "--conflits").stdout
     assert again == full.read_text()  # ids, versions and recu_le, byte for byte
 
+
+
+EXAMPLES = Path(__file__).parents[2] / "examples"
+
+
+def test_import_reads_the_contracts_example_batch_document(tmp_path: Path) -> None:
+    # Issue 13.4: the first file a user tries, pretty-printed, as the contract gives it.
+    data = str(tmp_path / "data")
+    first = run("import", "--data", data, str(EXAMPLES / "contract-batch.json"), "--json")
+    assert json.loads(first.stdout) == {"recus": 2, "doublons": 0, "conflits": 0,
+                                        "lignes": 2, "refusees": []}
+    again = run("import", "--data", data, str(EXAMPLES / "contract-batch.json"))
+    assert "recus 0, doublons 2" in again.stdout
+    bilan = json.loads(run("bilan", "--data", data, "--json").stdout)
+    assert bilan["economies"]["claude-code"]["net"] == 2900
+
+
+def test_a_documents_refused_events_are_reported_by_their_index(tmp_path: Path) -> None:
+    bad = {**EXAMPLE_CORRECTION, "outil": "Grep"}
+    document = tmp_path / "batch.json"  # compact, on one line, with an unknown key
+    document.write_text(json.dumps({"evenements": [*EXAMPLE_BATCH["evenements"], bad, 3],
+                                    "envoye_le": "2026-10-30T09:12:10.000Z"}))
+    done = run("import", "--data", str(tmp_path / "data"), str(document), "--json",
+               check=False)
+    assert done.returncode == 1
+    report = json.loads(done.stdout)
+    assert (report["recus"], report["lignes"]) == (2, 4)
+    assert [(r["ligne"], r["index"]) for r in report["refusees"]] == [(None, 2), (None, 3)]
+    assert report["refusees"][0]["erreurs"][0].startswith("outil: must be one of")
+    plain = run("import", "--data", str(tmp_path / "data"), str(document), check=False)
+    assert f"refused: {document}: evenements[2]: outil:" in plain.stderr
+
+
+def test_a_json_lines_file_is_still_read_line_by_line(tmp_path: Path) -> None:
+    # A JSON lines file whose first line is an event never goes down the document path.
+    lines = tmp_path / "events.jsonl"
+    lines.write_text("".join(json.dumps(e) + "\n" for e in EXAMPLE_BATCH["evenements"])
+                     + '{"evenements": "not an event"}\n')
+    report = json.loads(run("import", "--data", str(tmp_path / "data"), str(lines),
+                            "--json", check=False).stdout)
+    assert (report["recus"], [r["ligne"] for r in report["refusees"]]) == (2, [3])

@@ -168,6 +168,33 @@ def test_a_content_length_that_lies_stores_nothing_and_breaks_nothing(
         live.client.close()
 
 
+def read_all(sock: socket.socket) -> bytes:
+    """Everything the server sends until it closes the connection."""
+    received = b""
+    while chunk := sock.recv(65536):
+        received += chunk
+    return received
+
+
+@pytest.mark.parametrize("extra", [b"", b"garbage past the Content-Length"])
+def test_a_client_that_half_closes_after_its_request_gets_the_answer(
+        server: LiveServer, extra: bytes) -> None:
+    # Issue 13.4: the request arrives whole (with or without bytes past its
+    # Content-Length), then the client shuts its side: the answer, then the close.
+    auth = f"Authorization: Bearer {TOKEN}\r\n".encode()
+    for body, status in ((json.dumps(EXAMPLE_BATCH).encode(), b"200"),
+                         (b'{"evenements": []}', b"422")):
+        head = (b"POST /economies HTTP/1.1\r\nHost: x\r\n" + auth
+                + f"Content-Length: {len(body)}\r\n\r\n".encode())
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+            sock.sendall(head + body + extra)
+            sock.shutdown(socket.SHUT_WR)
+            answer = read_all(sock)
+        assert answer.startswith(b"HTTP/1.1 " + status), answer[:200]
+        assert answer.endswith(b"}")  # the whole JSON body, then the server closed
+    assert server.bilan()["economies"]["claude-code"]["net"] == 2900
+
+
 @pytest.mark.parametrize("piece", [200_000, 1_000])  # in one read, or trickled
 def test_headers_past_64_kib_never_reach_the_app(server: LiveServer, piece: int) -> None:
     head = (b"GET /economies/bilan HTTP/1.1\r\nHost: x\r\n"

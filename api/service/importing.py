@@ -1,118 +1,66 @@
-"""The contract's file, both ways: export the store as ``economies.jsonl``, import such files.
+"""The contract's files into the store: ``economies.jsonl`` (an export of ours, or plain
+JSON lines of events) and batch documents ``{"evenements": [...]}``, such as the
+contract's example, pretty-printed or not (SPEC, "import").
 
-The contract's MIAM kept ``logs/mcp/economies.jsonl``: one line per new event, the event as
-received plus ``recu_le`` (contract, "À implémenter dans MIAM", point 3). ``export_lines``
-writes that file from the event store, in store order, a page at a time; ``import_files``
-reads such files (or plain JSON lines of events) through the same strict JSON, the same
-validation and the same dedup as ``POST /economies``, in batches of ``MAX_BATCH``, keeping
-each line's ``recu_le`` (ADR-0022).
+Every event goes through the same strict JSON, the same validation and the same dedup as
+``POST /economies``, in batches of ``MAX_BATCH``, keeping each event's ``recu_le`` when it
+has one (ADR-0022). A refused event is reported by its line number, or by its index in a
+document's ``evenements``, and skipped.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
+from miam_economies.api.service.export import RECU_LE
 from miam_economies.api.service.settings import DEFAULT_MAX_BODY
 from miam_economies.api.store.application import EventStore
-from miam_economies.domain.events import (
-    ConflitRecu,
-    EvenementRecu,
-    Received,
-    from_payload,
-)
+from miam_economies.domain.events import Received, from_payload
 from miam_economies.domain.instants import iso_utc, parse_instant
 from miam_economies.domain.schema import MAX_BATCH
 from miam_economies.domain.strict_json import NotStrictJson, loads_strict
 from miam_economies.domain.validation import validate_event
 
-RECU_LE = "recu_le"
-"""The key an exported line adds to the event as received (contract, point 3)."""
-
 MAX_LINE = DEFAULT_MAX_BODY
 """Bytes a line may hold: an event that could not be posted (1 MiB body) is not imported."""
 
-PAGE = 500
-"""Notifications read from the store per query while exporting."""
+MAX_DOCUMENT = 64 * 1024 * 1024
+"""Bytes a batch document may hold: it is read whole (an export, in JSON lines, streams)."""
 
 Progress = Callable[[int], None]
-"""Called with an amount done since the last call (events exported, bytes imported)."""
-
-
-def stored_events(store: EventStore, *, up_to: int | None = None
-                  ) -> Iterator[EvenementRecu]:
-    """The store's events in store (notification) order, ``PAGE`` at a time, up to
-    notification id ``up_to`` (default: the head when called, so appends made while
-    exporting are left for the next export). Raises ``PersistenceError``."""
-    head = store.head() if up_to is None else up_to
-    position = 0
-    while position < head:
-        page = store.recorder.select_notifications(
-            position + 1, min(PAGE, head - position), inclusive_of_start=True)
-        if not page:
-            return
-        for notification in page:
-            if notification.id > head:
-                return
-            yield cast(EvenementRecu, store.mapper.to_domain_event(notification))
-        position = page[-1].id
-
-
-def export_line(stored: EvenementRecu) -> str:
-    """One line of ``economies.jsonl`` (without its newline): the event as received, keys
-    in the order received, plus ``recu_le`` last (ADR-0022). A payload that already held a
-    ``recu_le`` key has it replaced by the time of storage."""
-    event = json.loads(stored.payload)
-    event.pop(RECU_LE, None)
-    event[RECU_LE] = stored.recu_le
-    return json.dumps(event, ensure_ascii=False, separators=(",", ":"))
-
-
-def export_lines(store: EventStore, *, conflits: bool = False,
-                 progress: Progress | None = None) -> Iterator[str]:
-    """Every received event of ``store`` as a line of ``economies.jsonl`` (newline
-    included), in store order, streamed. ``conflits``: also the differing re-sent
-    versions kept as evidence (``ConflitRecu``), each as the line it was received as, in
-    store order after the version kept; an import records them as conflicts again
-    (ADR-0022). Without it the file is the contract's: one line per id. ``progress(n)``
-    is called with the events read since its last call (conflicts left out included).
-    Raises ``PersistenceError``."""
-    pending = 0
-    for stored in stored_events(store):
-        pending += 1
-        if conflits or not isinstance(stored, ConflitRecu):
-            yield export_line(stored) + "\n"
-        if progress is not None and pending == PAGE:
-            progress(pending)
-            pending = 0
-    if progress is not None and pending:
-        progress(pending)
+"""Called with the bytes read since the last call."""
 
 
 @dataclass(frozen=True)
 class RefusedLine:
-    """A line that was not imported: ``fichier`` (as given), ``ligne`` (1-based line
-    number) and ``erreurs`` (why: strict JSON or the schema's faults, as
-    ``champ: message``)."""
+    """An event that was not imported: ``fichier`` (as given), ``ligne`` (1-based line
+    number in JSON lines; None in a document), ``index`` (its position in a document's
+    ``evenements``; None in JSON lines, or for a whole document refused) and ``erreurs``
+    (why: strict JSON or the schema's faults, as ``champ: message``)."""
 
     fichier: str
-    ligne: int
+    ligne: int | None
     erreurs: tuple[str, ...]
+    index: int | None = None
 
     def __str__(self) -> str:
-        return f"{self.fichier}:{self.ligne}: {'; '.join(self.erreurs)}"
+        where = (f"{self.fichier}:{self.ligne}" if self.ligne is not None
+                 else f"{self.fichier}: evenements[{self.index}]" if self.index is not None
+                 else self.fichier)
+        return f"{where}: {'; '.join(self.erreurs)}"
 
 
 @dataclass
 class ImportReport:
     """What an import did: ``recus`` newly stored, ``doublons`` already stored (or
     earlier in the files), ``conflits`` doublons whose content differs from the version
-    kept (as ``POST /economies`` counts them), ``refusees`` the lines refused (all of
-    them, in file order), ``lignes`` the non-blank lines read."""
+    kept (as ``POST /economies`` counts them), ``refusees`` the events refused (all of
+    them, in file order), ``lignes`` the events read (non-blank lines, and the events of
+    documents)."""
 
     recus: int = 0
     doublons: int = 0
@@ -124,7 +72,7 @@ class ImportReport:
         """The report as JSON-ready data (the ``import`` command's ``--json``)."""
         return {"recus": self.recus, "doublons": self.doublons, "conflits": self.conflits,
                 "lignes": self.lignes,
-                "refusees": [{"fichier": r.fichier, "ligne": r.ligne,
+                "refusees": [{"fichier": r.fichier, "ligne": r.ligne, "index": r.index,
                               "erreurs": list(r.erreurs)} for r in self.refusees]}
 
 
@@ -141,10 +89,7 @@ def _check_recu_le(value: Any) -> str | None:
 
 def parse_line(raw: bytes) -> tuple[Received, str | None] | list[str]:
     """One line of an import file: ``(event, recu_le or None)``, or the list of reasons it
-    is refused. The event goes through ``loads_strict`` and ``validate_event`` as one
-    event of a ``POST /economies`` batch does; ``recu_le``, when present, must be an ISO
-    8601 date-time with an offset (the ``date`` rule); it is taken out of the event and
-    given back in ``toISOString()`` form (UTC, milliseconds), the form the store keeps."""
+    is refused (``checked_event``, after ``loads_strict``)."""
     if len(raw) > MAX_LINE:
         return [f"the line is over {MAX_LINE} bytes"]
     try:
@@ -153,6 +98,15 @@ def parse_line(raw: bytes) -> tuple[Received, str | None] | list[str]:
         return [str(exc).replace("the text is", "the line is")]
     if not isinstance(event, dict):
         return ["each line must be a JSON object: one event"]
+    return checked_event(event)
+
+
+def checked_event(event: dict[str, Any]) -> tuple[Received, str | None] | list[str]:
+    """One decoded event of an import: ``(event, recu_le or None)``, or the list of
+    reasons it is refused. It goes through ``validate_event`` as one event of a
+    ``POST /economies`` batch does; ``recu_le``, when present, must be an ISO 8601
+    date-time with an offset (the ``date`` rule); it is taken out of the event and given
+    back in ``toISOString()`` form (UTC, milliseconds), the form the store keeps."""
     given = RECU_LE in event
     recu_le = event.pop(RECU_LE, None)
     problems = [f"{f.champ}: {f.message}" for f in validate_event(0, event)]
@@ -164,6 +118,52 @@ def parse_line(raw: bytes) -> tuple[Received, str | None] | list[str]:
         return problems
     # Kept in the store's one form (toISOString); an exported line's is already in it.
     return from_payload(event), None if not given else iso_utc(parse_instant(recu_le))
+
+
+def _document(path: Path) -> Any:
+    """The decoded batch document ``{"evenements": [...]}`` that ``path`` holds, or None
+    when it holds JSON lines: its first line is a whole JSON object other than a batch
+    (an event), or the whole file is not one JSON object with an ``evenements`` key. A
+    JSON lines file is never read whole for this: its first line tells. Raises
+    ``OSError``."""
+    with path.open("rb") as f:
+        first = f.readline(MAX_LINE + 2)
+    try:
+        head: Any = loads_strict(first)
+    except NotStrictJson:
+        head = None  # a document's first line, or a refused line
+    if head is not None and not (isinstance(head, dict) and "evenements" in head):
+        return None
+    if path.stat().st_size > MAX_DOCUMENT:
+        return None
+    try:
+        whole = loads_strict(path.read_bytes())
+    except NotStrictJson:
+        return None
+    return whole if isinstance(whole, dict) and "evenements" in whole else None
+
+
+def _document_events(path: Path, document: dict[str, Any], report: ImportReport,
+                     progress: Progress | None
+                     ) -> Iterator[tuple[Received, str | None]]:
+    """The accepted events of a batch ``document`` read from ``path``, in order; the
+    refused ones listed in ``report`` by their index. Other top-level keys are ignored,
+    as ``POST /economies`` ignores them."""
+    if progress is not None:
+        progress(path.stat().st_size)
+    events = document["evenements"]
+    if not isinstance(events, list):
+        report.refusees.append(RefusedLine(str(path), None, (
+            "evenements: must be a list of events",)))
+        return
+    for index, event in enumerate(events):
+        report.lignes += 1
+        checked = (checked_event(event) if isinstance(event, dict)
+                   else ["each event must be a JSON object"])
+        if isinstance(checked, list):
+            report.refusees.append(RefusedLine(str(path), None, tuple(checked), index))
+            continue
+        yield checked
 
 
 def _lines(path: Path, progress: Progress | None) -> Iterator[tuple[int, bytes]]:
@@ -200,9 +200,14 @@ def check_files(paths: Sequence[Path], progress: Progress | None = None) -> Impo
 
 def _accepted(paths: Sequence[Path], report: ImportReport, progress: Progress | None
               ) -> Iterator[tuple[Received, str | None]]:
-    """The accepted lines of ``paths`` as (event, recu_le), in file order; every line is
-    counted in ``report`` and every refused one listed there with its number."""
+    """The accepted events of ``paths`` as (event, recu_le), in file order; every event
+    is counted in ``report`` and every refused one listed there with its line number or
+    its index in a document."""
     for path in paths:
+        document = _document(path)
+        if document is not None:
+            yield from _document_events(path, document, report, progress)
+            continue
         for number, line in _lines(path, progress):
             report.lignes += 1
             parsed = parse_line(line)
@@ -216,15 +221,16 @@ def import_files(store: EventStore, paths: Sequence[Path], *,
                  progress: Progress | None = None,
                  batch_size: int = MAX_BATCH) -> ImportReport:
     """Append the events of ``paths`` (files of JSON lines: ``economies.jsonl`` or plain
-    events) to ``store``, in file order, ``batch_size`` events per ``store.append`` (one
-    transaction each), each with its line's ``recu_le`` (else the store's clock).
+    events; or batch documents ``{"evenements": [...]}``) to ``store``, in file order,
+    ``batch_size`` events per ``store.append`` (one transaction each), each with its
+    ``recu_le`` when it has one (else the store's clock).
 
-    Refused lines are skipped and listed with their line number; the rest is stored with
-    the dedup of ``POST /economies`` (ADR-0003), so importing the same files again stores
-    nothing and counts every event as a doublon. ``progress(n)``: bytes read. Raises
-    ``OSError`` for an unreadable file and ``StoreUnavailable`` when the store cannot take
-    a batch (batches appended before it stay stored; running the import again completes
-    it).
+    Refused events are skipped and listed with their line number (or index); the rest is
+    stored with the dedup of ``POST /economies`` (ADR-0003), so importing the same files
+    again stores nothing and counts every event as a doublon. ``progress(n)``: bytes
+    read. Raises ``OSError`` for an unreadable file and ``StoreUnavailable`` when the
+    store cannot take a batch (batches appended before it stay stored; running the
+    import again completes it).
     """
     if not 1 <= batch_size <= MAX_BATCH:
         raise ValueError(f"batch_size must be 1 to {MAX_BATCH}")
