@@ -37,9 +37,10 @@ class EconomiesRecorder(ApplicationRecorder):
         check). Raises ``PersistenceError``."""
 
     @abstractmethod
-    def select_streams(self, ids: Sequence[UUID]) -> list[StoredEvent]:
-        """The stored events (version 1) of those of ``ids`` that exist, in no particular
-        order: one query (the conflict check reads the versions kept). Raises
+    def stored_states(self, ids: Sequence[UUID]) -> dict[UUID, bytes]:
+        """The stored state (``StoredEvent.state``) of the version-1 event of each of
+        ``ids`` that exists, by stream id: one query, which says both which streams exist
+        and what they hold (the append's existence and conflict check, ADR-0061). Raises
         ``PersistenceError``."""
 
     @abstractmethod
