@@ -54,6 +54,16 @@ class SQLiteEconomiesRecorder(EconomiesRecorder, SQLiteApplicationRecorder):
         rows = self._select("originator_id, originator_version, topic, state", ids)
         return [StoredEvent(UUID(r[0]), r[1], r[2], bytes(r[3])) for r in rows]
 
+    def select_states(self, start: int, limit: int) -> list[tuple[int, str, bytes]]:
+        """See ``EconomiesRecorder.select_states``: plain tuples (the library's connections
+        build an ``sqlite3.Row`` per row), ``state`` as stored."""
+        with self.datastore.transaction(commit=False) as c:
+            cursor = c.sqlite_cursor
+            cursor.row_factory = None
+            cursor.execute(f"SELECT rowid, topic, state FROM {self.events_table_name} "
+                           "WHERE rowid >= ? ORDER BY rowid LIMIT ?", (start, limit))
+            return cursor.fetchall()
+
     def count_up_to(self, position: int, head: int) -> int:
         """See ``EconomiesRecorder.count_up_to``: dense ids, no query."""
         return min(position, head)
