@@ -1,11 +1,12 @@
-"""``python -m bench.validation``: ``validate_batch`` of this tree against a git revision's.
+"""``python -m bench.validation``: ``validate_batch`` of this tree against a git revision's,
+and the compiled ``accept_batch`` (ADR-0061) beside them.
 
 Validation is on the ingest hot path (SPEC, "Wire contract": the handler validates,
 appends, acknowledges). This script times it in one process, both versions side by side:
 the working tree's ``domain.validation`` and the ``domain/validation.py`` of ``--against``
 (default ``HEAD``), loaded from git as a module of its own. Bodies are 500-event batches
 of ``tests.corpus``, encoded as the plugin's ``JSON.stringify`` does and decoded by the
-server's strict decoder (``bench.run.bodies``, ``loads_strict``), so each call sees what a
+server's strict decoder (``bench.servers.bodies``, ``loads_strict``), so each call sees what a
 POST hands to the validator. Runs alternate between the two versions, so a machine busy
 with other work slows both alike; each figure is the median over ``--runs`` runs.
 
@@ -25,8 +26,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.run import BATCH, bodies
-from miam_economies.domain import validation
+from bench.servers import BATCH, bodies
+from miam_economies.domain import acceptance, validation
 from miam_economies.domain.strict_json import loads_strict
 from tests.corpus import generate
 
@@ -62,7 +63,8 @@ def main() -> None:
     args = parser.parse_args()
     events = generate(args.batches * BATCH, seed=args.seed)[:args.batches * BATCH]
     decoded = [loads_strict(body) for body in bodies(events)]
-    versions = {args.against: validator_at(args.against), "tree": validation.validate_batch}
+    versions = {args.against: validator_at(args.against), "tree": validation.validate_batch,
+                "accept": acceptance.accept_batch}
     for validate in versions.values():  # same answers, and warm caches before timing
         assert [len(validate(body)) for body in decoded] == [BATCH] * len(decoded)
     times: dict[str, list[float]] = {name: [] for name in versions}
@@ -75,6 +77,7 @@ def main() -> None:
               f"({ms * 1e3 / BATCH:.2f} µs per event), median of {args.runs} runs "
               f"of {len(decoded)} batches")
     print(f"{'tree / ' + args.against:>12}: {per_batch['tree'] / per_batch[args.against]:.3f}")
+    print(f"{'accept / tree':>12}: {per_batch['accept'] / per_batch['tree']:.3f}")
 
 
 if __name__ == "__main__":

@@ -20,8 +20,8 @@ from miam_economies.api.http.openapi import openapi_document
 from miam_economies.api.http.report import render_report
 from miam_economies.api.service.services import Services
 from miam_economies.api.store.application import Appended
+from miam_economies.domain.acceptance import accept_batch
 from miam_economies.domain.bilan import check_bounds
-from miam_economies.domain.validation import validate_batch
 
 STATE = "economies"
 """Key of the ``Services`` in the lifespan state (``request.state.economies``)."""
@@ -51,7 +51,7 @@ async def post_economies(request: Request) -> JSONResponse:
 
     def validate_and_append() -> Appended:
         # Decoding 500 events is CPU work: keep it off the event loop, with the append.
-        return services.store.append(validate_batch(parse_json(body)), deadline=deadline)
+        return services.store.append(accept_batch(parse_json(body)), deadline=deadline)
 
     with services.runner.ingesting():  # the projection waits for a quiet moment
         appended = await run_in_threadpool(validate_and_append)

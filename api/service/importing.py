@@ -19,7 +19,7 @@ from typing import Any
 from miam_economies.api.service.export import RECU_LE
 from miam_economies.api.service.settings import DEFAULT_MAX_BODY
 from miam_economies.api.store.application import EventStore
-from miam_economies.domain.events import Received, from_payload
+from miam_economies.domain.acceptance import Payload
 from miam_economies.domain.instants import iso_utc, parse_instant
 from miam_economies.domain.schema import MAX_BATCH
 from miam_economies.domain.strict_json import NotStrictJson, loads_strict
@@ -87,7 +87,7 @@ def _check_recu_le(value: Any) -> str | None:
     return None
 
 
-def parse_line(raw: bytes) -> tuple[Received, str | None] | list[str]:
+def parse_line(raw: bytes) -> tuple[Payload, str | None] | list[str]:
     """One line of an import file: ``(event, recu_le or None)``, or the list of reasons it
     is refused (``checked_event``, after ``loads_strict``)."""
     if len(raw) > MAX_LINE:
@@ -101,7 +101,7 @@ def parse_line(raw: bytes) -> tuple[Received, str | None] | list[str]:
     return checked_event(event)
 
 
-def checked_event(event: dict[str, Any]) -> tuple[Received, str | None] | list[str]:
+def checked_event(event: dict[str, Any]) -> tuple[Payload, str | None] | list[str]:
     """One decoded event of an import: ``(event, recu_le or None)``, or the list of
     reasons it is refused. It goes through ``validate_event`` as one event of a
     ``POST /economies`` batch does; ``recu_le``, when present, must be an ISO 8601
@@ -117,7 +117,7 @@ def checked_event(event: dict[str, Any]) -> tuple[Received, str | None] | list[s
     if problems:
         return problems
     # Kept in the store's one form (toISOString); an exported line's is already in it.
-    return from_payload(event), None if not given else iso_utc(parse_instant(recu_le))
+    return event, None if not given else iso_utc(parse_instant(recu_le))
 
 
 def _document(path: Path) -> Any:
@@ -145,7 +145,7 @@ def _document(path: Path) -> Any:
 
 def _document_events(path: Path, document: dict[str, Any], report: ImportReport,
                      progress: Progress | None
-                     ) -> Iterator[tuple[Received, str | None]]:
+                     ) -> Iterator[tuple[Payload, str | None]]:
     """The accepted events of a batch ``document`` read from ``path``, in order; the
     refused ones listed in ``report`` by their index. Other top-level keys are ignored,
     as ``POST /economies`` ignores them."""
@@ -199,7 +199,7 @@ def check_files(paths: Sequence[Path], progress: Progress | None = None) -> Impo
 
 
 def _accepted(paths: Sequence[Path], report: ImportReport, progress: Progress | None
-              ) -> Iterator[tuple[Received, str | None]]:
+              ) -> Iterator[tuple[Payload, str | None]]:
     """The accepted events of ``paths`` as (event, recu_le), in file order; every event
     is counted in ``report`` and every refused one listed there with its line number or
     its index in a document."""
@@ -235,7 +235,7 @@ def import_files(store: EventStore, paths: Sequence[Path], *,
     if not 1 <= batch_size <= MAX_BATCH:
         raise ValueError(f"batch_size must be 1 to {MAX_BATCH}")
     report = ImportReport()
-    batch: list[Received] = []
+    batch: list[Payload] = []
     times: list[str | None] = []
 
     def flush() -> None:

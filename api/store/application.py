@@ -16,6 +16,7 @@ event objects first, twice the cost of a batch (ADR-0011).
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -39,11 +40,11 @@ from eventsourcing.utils import Environment, EnvType
 from miam_economies.api.store.mapper import EconomiesMapper, payload_text
 from miam_economies.api.store.recorders import EconomiesRecorder
 from miam_economies.api.store.transcoder import OrjsonTranscoder
+from miam_economies.domain.acceptance import Payload
 from miam_economies.domain.events import (
     CONFLIT_TOPIC,
     TOPICS,
-    EvenementRecu,
-    Received,
+    Stored,
     canonical,
     conflict_stream_id,
     stream_id,
@@ -133,12 +134,13 @@ class EventStore(Application[UUID]):
         with self._listeners_lock:
             self._listeners.append(listener)
 
-    def append(self, evenements: Sequence[Received], *,
+    def append(self, evenements: Sequence[Payload], *,
                recus_le: Sequence[str] | None = None,
                deadline: float | None = None) -> Appended:
         """Store the batch's new events in one transaction; count the rest as doublons.
 
-        ``evenements`` must have passed ``domain.validation``. A repeated id (already
+        ``evenements``: the events as received (dicts, unknown fields included), which
+        must have passed ``domain.acceptance.accept_batch``. A repeated id (already
         stored, or earlier in the same batch) is a doublon; the first stored version wins.
         ``recus_le``: one ISO 8601 UTC string per event of ``evenements``
         (``2026-10-30T09:12:04.512Z``), kept as that event's ``recu_le`` instead of the
@@ -155,12 +157,14 @@ class EventStore(Application[UUID]):
             raise ValueError(f"{len(recus_le)} recu_le for {len(evenements)} events")
         # By identity: two equal events of one batch may carry different times.
         stamps = {id(ev): at for ev, at in zip(evenements, recus_le or (), strict=False)}
-        first_seen: dict[UUID, Received] = {}
-        repeats: list[tuple[UUID, Received]] = []
+        first_seen: dict[UUID, Payload] = {}
+        repeats: list[tuple[UUID, Payload]] = []
         for ev in evenements:
-            sid = stream_id(ev.id)
-            if first_seen.setdefault(sid, ev) is not ev:
+            sid = stream_id(ev["id"])
+            if sid in first_seen:
                 repeats.append((sid, ev))
+            else:
+                first_seen[sid] = ev
         wait = -1 if deadline is None else max(0.0, deadline - time.monotonic())
         if not self._append_lock.acquire(timeout=wait):
             raise StoreUnavailable("the appends queued in front of this batch did not "
@@ -170,14 +174,15 @@ class EventStore(Application[UUID]):
         finally:
             self._append_lock.release()
 
-    def _append(self, evenements: Sequence[Received], first_seen: dict[UUID, Received],
-                stamps: dict[int, str], repeats: list[tuple[UUID, Received]],
+    def _append(self, evenements: Sequence[Payload], first_seen: dict[UUID, Payload],
+                stamps: dict[int, str], repeats: list[tuple[UUID, Payload]],
                 deadline: float | None) -> Appended:
         try:
             for _ in range(SAVE_ATTEMPTS):
                 if deadline is not None and time.monotonic() >= deadline:
                     raise StoreUnavailable("the store's write lock was not had in time")
-                stored = self.stored(list(first_seen))
+                # One query says which ids are stored and what they hold.
+                stored = self.economies_recorder.stored_states(list(first_seen))
                 new = [(sid, ev) for sid, ev in first_seen.items() if sid not in stored]
                 conflicts = self._conflicts(first_seen, stored, repeats)
                 unseen = set(conflicts) - self.stored(list(conflicts))
@@ -205,60 +210,71 @@ class EventStore(Application[UUID]):
         else:
             self.economies_recorder.insert_within(events, deadline)
 
-    def _conflicts(self, first_seen: dict[UUID, Received], stored: set[UUID],
-                   repeats: list[tuple[UUID, Received]]
-                   ) -> dict[UUID, list[tuple[Received, str]]]:
-        """The doublons whose content differs from the version kept (the stored one, or
-        the batch's first occurrence), by conflict stream: ``[(event, kept version's
-        client), ...]`` (one entry per differing doublon of the batch).
-        Only doublons are canonicalised and compared (one read of the stored payloads of
-        those already stored), so a batch of new events costs nothing here."""
+    def _conflicts(self, first_seen: dict[UUID, Payload], stored: dict[UUID, bytes],
+                   repeats: list[tuple[UUID, Payload]]
+                   ) -> dict[UUID, list[tuple[Payload, str]]]:
+        """The doublons whose content differs from the version kept (the stored one, of
+        ``stored`` states by stream, or the batch's first occurrence), by conflict
+        stream: ``[(event, kept version's client), ...]`` (one entry per differing doublon
+        of the batch).
+
+        A re-sent event is nearly always the same bytes: the text it would be stored as is
+        compared with the stored text, and only where they differ are both decoded and
+        compared as canonical JSON (key order and spacing aside). A batch of new events
+        costs nothing here (ADR-0061)."""
         candidates = [(sid, ev) for sid, ev in first_seen.items() if sid in stored]
         candidates += repeats
         if not candidates:
             return {}
-        kept = self._stored_payloads([sid for sid, _ in candidates if sid in stored])
-        conflicts: dict[UUID, list[tuple[Received, str]]] = {}
+        payload_of = self.economies_mapper.stored_payload
+        kept: dict[UUID, tuple[str, str]] = {}  # canonical text and client, when needed
+        conflicts: dict[UUID, list[tuple[Payload, str]]] = {}
         for sid, ev in candidates:
-            if sid not in kept:  # repeated in the batch, first occurrence new
-                first = first_seen[sid]
-                kept[sid] = (canonical(first.payload), first.client)
-            text, client = canonical(ev.payload), kept[sid][1]
+            state = stored.get(sid)
+            # None: repeated in the batch, its first occurrence new.
+            kept_text = payload_text(first_seen[sid]) if state is None else payload_of(state)
+            if payload_text(ev) == kept_text:
+                continue
+            if sid not in kept:
+                kept_payload = json.loads(kept_text)  # exact past 64 bits, unlike orjson
+                kept[sid] = (canonical(kept_payload), kept_payload["client"])
+            text, client = canonical(ev), kept[sid][1]
             if text != kept[sid][0]:
-                conflicts.setdefault(conflict_stream_id(ev.id, text), []).append((ev, client))
+                conflicts.setdefault(conflict_stream_id(ev["id"], text), []).append(
+                    (ev, client))
         return conflicts
 
-    def _stored_payloads(self, ids: list[UUID]) -> dict[UUID, tuple[str, str]]:
-        """The canonical payload and the client of each stored stream of ``ids``, read
-        back through the mapper: one query."""
-        payloads = {}
-        for stored in self.economies_recorder.select_streams(ids):
-            event = cast(EvenementRecu, self.mapper.to_domain_event(stored))
-            payload = event.received_payload()
-            payloads[event.originator_id] = (canonical(payload), payload["client"])
-        return payloads
-
-    def _new_events(self, evenements: Sequence[tuple[UUID, Received]],
+    def _new_events(self, evenements: Sequence[tuple[UUID, Payload]],
                     stamps: dict[int, str]) -> list[StoredEvent]:
         """The stored form of each new event (``EconomiesMapper.received``). ``stamps``:
         an import's own ``recu_le`` by event identity; the clock's otherwise."""
         now = self._clock()
         recu_le = iso_utc(now)
         received = self.economies_mapper.received
-        return [received(sid, TOPICS[ev.type], payload_text(ev.payload),
+        return [received(sid, TOPICS[ev["type"]], payload_text(ev),
                          stamps.get(id(ev), recu_le), now)
                 for sid, ev in evenements]
 
-    def _conflict_events(self, conflicts: dict[UUID, list[tuple[Received, str]]],
+    def _conflict_events(self, conflicts: dict[UUID, list[tuple[Payload, str]]],
                          unseen: set[UUID], stamps: dict[int, str]) -> list[StoredEvent]:
         # A ConflitRecu per differing version not yet recorded: the version as received,
         # under the kept version's client. Its stream id is of its canonical text, so
         # re-sending the same differing version, in any key order, is recorded once.
         now = self._clock()
         received = self.economies_mapper.received
-        return [received(sid, CONFLIT_TOPIC, payload_text(ev.payload),
+        return [received(sid, CONFLIT_TOPIC, payload_text(ev),
                          stamps.get(id(ev)) or iso_utc(now), now, client)
                 for sid, [(ev, client), *_] in conflicts.items() if sid in unseen]
+
+    def read(self, start: int, limit: int) -> list[tuple[int, Stored]]:
+        """At most ``limit`` stored events from notification id ``start`` (inclusive), in
+        store order, as ``(notification id, typed value)``: a ``Delegation``, ``Pilotage``
+        or ``Correction``, or a ``Conflit`` for a differing re-sent version. One query,
+        and no domain event object per event (the projections' ``EventSource``;
+        ADR-0062). Raises ``PersistenceError``, and as ``EconomiesMapper.values``."""
+        rows = self.economies_recorder.select_states(start, limit)
+        values = self.economies_mapper.values(rows)
+        return [(row[0], value) for row, value in zip(rows, values, strict=True)]
 
     def head(self) -> int:
         """The store's last notification id (0 when empty). Raises ``PersistenceError``."""

@@ -79,13 +79,20 @@ class PostgresEconomiesRecorder(EconomiesRecorder, PostgresApplicationRecorder):
                            "WHERE originator_id = ANY(%s)", [list(ids)])
         return {row[0] for row in rows}
 
-    def select_streams(self, ids: Sequence[UUID]) -> list[StoredEvent]:
-        """See ``EconomiesRecorder.select_streams``."""
+    def stored_states(self, ids: Sequence[UUID]) -> dict[UUID, bytes]:
+        """See ``EconomiesRecorder.stored_states``."""
         if not ids:
-            return []
-        rows = self._query(f"SELECT originator_id, originator_version, topic, state "
-                           f"FROM {self._table} WHERE originator_id = ANY(%s)", [list(ids)])
-        return [StoredEvent(r[0], r[1], r[2], bytes(r[3])) for r in rows]
+            return {}
+        rows = self._query(f"SELECT originator_id, state FROM {self._table} "
+                           "WHERE originator_id = ANY(%s)", [list(ids)])
+        return {r[0]: bytes(r[1]) for r in rows}
+
+    def select_states(self, start: int, limit: int) -> list[tuple[int, str, bytes]]:
+        """See ``EconomiesRecorder.select_states``: tuples, ``state`` as ``bytes``."""
+        rows = self._query(f"SELECT notification_id, topic, state FROM {self._table} "
+                           "WHERE notification_id >= %s ORDER BY notification_id LIMIT %s",
+                           [start, limit])
+        return [(n, topic, bytes(state)) for n, topic, state in rows]
 
     def count_up_to(self, position: int, head: int) -> int:
         """See ``EconomiesRecorder.count_up_to``. The count up to a position never

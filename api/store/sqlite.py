@@ -12,7 +12,12 @@ from typing import Any
 from uuid import UUID
 
 from eventsourcing.persistence import StoredEvent
-from eventsourcing.sqlite import SQLITE3_DEFAULT_LOCK_TIMEOUT, SQLiteApplicationRecorder
+from eventsourcing.sqlite import (
+    SQLITE3_DEFAULT_LOCK_TIMEOUT,
+    SQLiteAggregateRecorder,
+    SQLiteApplicationRecorder,
+    SQLiteCursor,
+)
 
 from miam_economies.api.store.recorders import EconomiesRecorder
 
@@ -34,6 +39,13 @@ class SQLiteEconomiesRecorder(EconomiesRecorder, SQLiteApplicationRecorder):
             finally:
                 cursor.execute(f"PRAGMA busy_timeout = {configured}")
 
+    def _insert_events(self, c: SQLiteCursor, stored_events: Sequence[StoredEvent],
+                       **kwargs: Any) -> Sequence[int] | None:
+        """One ``executemany``, as the library's aggregate recorder inserts, rather than
+        its application recorder's statement per event for the notification ids: the
+        event store never reads them back (ADR-0061). Returns None."""
+        return SQLiteAggregateRecorder._insert_events(self, c, stored_events, **kwargs)
+
     def _select(self, columns: str, ids: Sequence[UUID]) -> list[Any]:
         marks = ",".join("?" * len(ids))
         with self.datastore.transaction(commit=False) as cursor:
@@ -47,12 +59,23 @@ class SQLiteEconomiesRecorder(EconomiesRecorder, SQLiteApplicationRecorder):
             return set()
         return {UUID(row[0]) for row in self._select("originator_id", ids)}
 
-    def select_streams(self, ids: Sequence[UUID]) -> list[StoredEvent]:
-        """See ``EconomiesRecorder.select_streams``."""
+    def stored_states(self, ids: Sequence[UUID]) -> dict[UUID, bytes]:
+        """See ``EconomiesRecorder.stored_states``: ids are matched by their hex text
+        and given back as the UUIDs asked for, none parsed again."""
         if not ids:
-            return []
-        rows = self._select("originator_id, originator_version, topic, state", ids)
-        return [StoredEvent(UUID(r[0]), r[1], r[2], bytes(r[3])) for r in rows]
+            return {}
+        asked = {i.hex: i for i in ids}
+        return {asked[r[0]]: r[1] for r in self._select("originator_id, state", ids)}
+
+    def select_states(self, start: int, limit: int) -> list[tuple[int, str, bytes]]:
+        """See ``EconomiesRecorder.select_states``: plain tuples (the library's connections
+        build an ``sqlite3.Row`` per row), ``state`` as stored."""
+        with self.datastore.transaction(commit=False) as c:
+            cursor = c.sqlite_cursor
+            cursor.row_factory = None
+            cursor.execute(f"SELECT rowid, topic, state FROM {self.events_table_name} "
+                           "WHERE rowid >= ? ORDER BY rowid LIMIT ?", (start, limit))
+            return cursor.fetchall()
 
     def count_up_to(self, position: int, head: int) -> int:
         """See ``EconomiesRecorder.count_up_to``: dense ids, no query."""

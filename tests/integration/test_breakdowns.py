@@ -16,7 +16,7 @@ from miam_economies.api.service.bootstrap import open_services
 from miam_economies.api.service.reading import net_du_jour, read_bilan
 from miam_economies.api.service.services import Services
 from miam_economies.api.service.settings import Settings
-from miam_economies.domain.validation import validate_batch
+from miam_economies.domain.acceptance import accept_batch
 from miam_economies.projections.view import ProjectionMismatch
 from tests.conftest import EXAMPLE_BATCH, EXAMPLE_CORRECTION, TOKEN, LiveServer
 
@@ -26,7 +26,7 @@ SCRIPT = Path(sys.executable).with_name("miam-economies")
 
 
 def append(services: Services, *events: dict[str, Any]) -> None:
-    services.store.append(validate_batch({"evenements": list(events)}))
+    services.store.append(accept_batch({"evenements": list(events)}))
     services.runner.catch_up()
 
 
@@ -170,7 +170,7 @@ def test_miam_reads_the_bilan_and_todays_net_without_a_server(tmp_path: Path) ->
         e["date"] = today
     with open_services(Settings(data=data, token=TOKEN, fuseau="UTC"),
                        run_projections=False) as services:
-        services.store.append(validate_batch(batch))  # stored, not folded yet
+        services.store.append(accept_batch(batch))  # stored, not folded yet
     assert read_bilan(data)["economies"]["claude-code"]["net"] == 2900
     assert read_bilan(data, par="jour")["groupes"][today[:10]]["claude-code"]["net"] == 2900
     assert net_du_jour("claude-code", data) == 2900
@@ -211,8 +211,7 @@ def test_the_conservation_check_shows_a_page_folded_twice(services: Services) ->
     assert ok["stockes"] == ok["comptes"] == 2
     # Fold the same page again, bypassing the runner's compare-and-set (the defect
     # ADR-0007 closes): the conservation figures must disagree.
-    notifications = services.store.recorder.select_notifications(start=1, limit=10)
-    events = [services.store.mapper.to_domain_event(n) for n in notifications]
+    events = [value for _, value in services.store.read(1, 10)]
     services.projection.process_page(events, last_id=2, previous=2)
     broken = services.bilan()["conservation"]
     assert (broken["stockes"], broken["comptes"]) == (2, 4)
@@ -283,7 +282,7 @@ def test_a_reader_with_defaults_does_not_pin_the_zone_for_the_server(tmp_path: P
     data = tmp_path / "data"
     with open_services(Settings(data=data, token=TOKEN, fuseau="UTC"),
                        run_projections=False) as services:
-        services.store.append(validate_batch(EXAMPLE_BATCH))
+        services.store.append(accept_batch(EXAMPLE_BATCH))
     (data / "projections.sqlite").unlink()
     assert read_bilan(data)["provenance"]["fuseau"]  # a default zone, recorded as such
     with open_services(Settings(data=data, token=TOKEN, fuseau="Asia/Tokyo"),

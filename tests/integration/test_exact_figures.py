@@ -16,7 +16,7 @@ from typing import Any
 from miam_economies.api.http.report import render_report, report_data
 from miam_economies.api.service.replay import compare, replay
 from miam_economies.api.service.services import Services
-from miam_economies.domain.validation import validate_batch
+from miam_economies.domain.acceptance import accept_batch
 from tests.conftest import LiveServer
 
 BIG = 2**53 - 1
@@ -69,7 +69,7 @@ def load(services: Services) -> None:
     everything folded."""
     events = history()
     for start in range(0, len(events), 500):
-        services.store.append(validate_batch({"evenements": events[start:start + 500]}))
+        services.store.append(accept_batch({"evenements": events[start:start + 500]}))
     services.settings.journal_path.write_text("".join(
         json.dumps({"demande_id": demande(i), "preset": "rapide" if i % 2 else "precis"})
         + "\n" for i in range(N + 1)))

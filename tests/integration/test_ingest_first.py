@@ -14,7 +14,7 @@ from pathlib import Path
 from miam_economies.api.service.bootstrap import MAX_DEFER, open_services
 from miam_economies.api.service.services import Services
 from miam_economies.api.service.settings import Settings
-from miam_economies.domain.validation import validate_batch
+from miam_economies.domain.acceptance import accept_batch
 from tests.conftest import TOKEN
 from tests.corpus import generate
 
@@ -22,7 +22,7 @@ from tests.corpus import generate
 def store_batch(services: Services, seed: int) -> int:
     """Append 200 new events; return the store's head."""
     events = generate(200, seed=seed)[:200]
-    services.store.append(validate_batch({"evenements": events}))
+    services.store.append(accept_batch({"evenements": events}))
     return services.store.head()
 
 

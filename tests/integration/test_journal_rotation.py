@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from miam_economies.api.service.services import Services
-from miam_economies.domain.validation import validate_batch
+from miam_economies.domain.acceptance import accept_batch
 from tests.conftest import EXAMPLE_BATCH
 
 DELEGATION = EXAMPLE_BATCH["evenements"][0]
@@ -35,7 +35,7 @@ NEW = [f"dem-new-{i}" for i in range(12)]  # written after the rotation: longer 
 def start(services: Services) -> Path:
     """Delegations for every demande, the old journal joined: about 900 bytes read."""
     events = [delegation(d, 100) for d in OLD] + [delegation(d, 10) for d in NEW]
-    services.store.append(validate_batch({"evenements": events}))
+    services.store.append(accept_batch({"evenements": events}))
     journal = services.settings.journal_path
     journal.write_text(lines(OLD, "ancien"))
     services.runner.catch_up()

@@ -17,7 +17,7 @@ import pytest
 from miam_economies.api.service.bootstrap import open_services
 from miam_economies.api.service.replay import compare, list_anomalies, replay
 from miam_economies.api.service.settings import Settings
-from miam_economies.domain.validation import validate_batch
+from miam_economies.domain.acceptance import accept_batch
 from tests.conftest import EXAMPLE_BATCH, TOKEN, LiveServer
 from tests.corpus import batches, generate
 
@@ -47,7 +47,7 @@ def corrupted_corpus(size: int, seed: int) -> tuple[list[dict[str, Any]], dict[s
 def load(settings: Settings, events: list[dict[str, Any]]) -> None:
     with open_services(settings, run_projections=False) as services:
         for i in range(0, len(events), 500):
-            services.store.append(validate_batch({"evenements": events[i:i + 500]}))
+            services.store.append(accept_batch({"evenements": events[i:i + 500]}))
         services.runner.catch_up()
 
 
@@ -236,12 +236,12 @@ def test_conflicting_resends_are_counted_not_merged(tmp_path: Path) -> None:
     elsewhere = copy.deepcopy(changed)
     elsewhere["evenements"][0]["client"] = "autre"  # the differing version names a client
     with open_services(settings, run_projections=False) as services:
-        assert services.store.append(validate_batch(changed)).conflits == 1
-        assert services.store.append(validate_batch(same_again)).conflits == 0
-        assert services.store.append(validate_batch(changed)).conflits == 1
+        assert services.store.append(accept_batch(changed)).conflits == 1
+        assert services.store.append(accept_batch(same_again)).conflits == 0
+        assert services.store.append(accept_batch(changed)).conflits == 1
         # The answer counts this batch's differing doublons; the bilan, each version once.
-        assert services.store.append(validate_batch(twice_in_one_batch)).conflits == 2
-        assert services.store.append(validate_batch(elsewhere)).conflits == 1
+        assert services.store.append(accept_batch(twice_in_one_batch)).conflits == 2
+        assert services.store.append(accept_batch(elsewhere)).conflits == 1
     bilan = read(settings)
     assert list(bilan["economies"]) == ["claude-code"]  # counted under the kept version's
     assert bilan["economies"]["claude-code"]["conflits"] == 2

@@ -19,7 +19,7 @@ import pytest
 
 from miam_economies.api.http.report import report_data
 from miam_economies.api.service.services import Services
-from miam_economies.domain.validation import validate_batch
+from miam_economies.domain.acceptance import accept_batch
 from tests.conftest import EXAMPLE_BATCH, TOKEN, LiveServer
 from tests.corpus import generate, journal_lines
 
@@ -102,7 +102,7 @@ def test_the_report_figures_add_up(services: Services) -> None:
     journal = journal_lines(CORPUS, seed=2)
     (services.settings.data / "delegations.jsonl").write_text("\n".join(journal) + "\n")
     for i in range(0, len(CORPUS), 500):
-        services.store.append(validate_batch({"evenements": CORPUS[i:i + 500]}))
+        services.store.append(accept_batch({"evenements": CORPUS[i:i + 500]}))
     services.runner.catch_up()
     data = report_data(services)
     total = services.bilan()["total"]

@@ -16,8 +16,8 @@ from miam_economies.api.service.services import Services
 from miam_economies.api.service.settings import Settings
 from miam_economies.api.store.application import EventStore
 from miam_economies.api.store.backends import SQLITE, Database
+from miam_economies.domain.acceptance import accept_batch
 from miam_economies.domain.events import DelegationRecue, stream_id
-from miam_economies.domain.validation import validate_batch
 from tests.conftest import EXAMPLE_BATCH, TOKEN
 from tests.corpus import expected_bilan, generate
 
@@ -31,7 +31,7 @@ CORRECTION = {
 
 
 def append(services: Services, *events: dict[str, Any]) -> tuple[int, int]:
-    appended = services.store.append(validate_batch({"evenements": list(events)}))
+    appended = services.store.append(accept_batch({"evenements": list(events)}))
     return appended.recus, appended.doublons
 
 
@@ -77,7 +77,7 @@ def test_appended_events_are_stored_as_the_library_mapper_would_store_them(
     library = Mapper(transcoder=transcoder)
     store = EventStore(Database(SQLITE, path=tmp_path / "store.sqlite").store_env())
     try:
-        store.append(validate_batch(copy.deepcopy(EXAMPLE_BATCH)))
+        store.append(accept_batch(copy.deepcopy(EXAMPLE_BATCH)))
         notifications = store.recorder.select_notifications(start=1, limit=10)
         assert len(notifications) == 2
         for n in notifications:
@@ -149,8 +149,7 @@ class StoreContract:
             self, services: Services) -> None:
         corpus = generate(600, seed=6)[:500]
         append(services, *corpus)
-        notifications = services.store.recorder.select_notifications(start=1, limit=500)
-        events = [services.store.mapper.to_domain_event(n) for n in notifications]
+        events = [value for _, value in services.store.read(1, 500)]
         projection = services.projection
         # Runner A read 1..300 and runner B read 1..500, both after position 0; A commits first.
         projection.process_page(events[:300], last_id=300, previous=0)
@@ -242,7 +241,7 @@ class StoreContract:
             self, services: Services) -> None:
         differing = {"cout": 491, **{k: v for k, v in CORRECTION.items() if k != "cout"}}
         append(services, CORRECTION)
-        appended = services.store.append(validate_batch({"evenements": [differing]}))
+        appended = services.store.append(accept_batch({"evenements": [differing]}))
         assert (appended.recus, appended.doublons, appended.conflits) == (0, 1, 1)
         notifications = services.store.recorder.select_notifications(start=1, limit=10)
         kept = services.store.mapper.to_domain_event(notifications[-1])

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from miam_economies.api.service.bootstrap import open_services
 from miam_economies.api.service.settings import Settings
-from miam_economies.domain.validation import validate_batch
+from miam_economies.domain.acceptance import accept_batch
 from tests.conftest import TOKEN, fresh_postgres
 from tests.corpus import expected_bilan
 
@@ -105,7 +105,7 @@ def fold(plan: list[Arrival], backend: str = "sqlite") -> tuple[dict[str, Any], 
                     with settings_.journal_path.open("a") as f:
                         f.write(item + "\n")
                 else:
-                    recus += services.store.append(validate_batch({"evenements": item})).recus
+                    recus += services.store.append(accept_batch({"evenements": item})).recus
                 if fold_now:  # fold at arbitrary moments, not only at the end
                     services.runner.catch_up()
             services.runner.catch_up()
