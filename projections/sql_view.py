@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -26,7 +26,12 @@ from eventsourcing.persistence import IntegrityError, Tracking
 from miam_economies.domain.bilan import Figures
 from miam_economies.projections.delta import PageDelta
 from miam_economies.projections.sql_reads import SqlReads
-from miam_economies.projections.sql_schema import TABLES, Cursor
+from miam_economies.projections.sql_samples import (
+    SqlSamples,
+    contribution,
+    samples_by_projection,
+)
+from miam_economies.projections.sql_schema import TABLES, Cursor, chunks
 from miam_economies.projections.view import (
     BilanView,
     JournalLine,
@@ -34,18 +39,10 @@ from miam_economies.projections.view import (
     ProjectionSettings,
 )
 
-_CHUNK = 500  # ids per IN (...) list: far below either backend's bound on parameters
-
 _FIGURES_OF_D = "d.delegations, d.evites, d.pilotage, d.corrections"
 
 
-def _chunks(items: Sequence[Any]) -> Iterator[Sequence[Any]]:
-    for i in range(0, len(items), _CHUNK):
-        yield items[i:i + _CHUNK]
-
-
-
-class SqlBilanView(SqlReads, BilanView):
+class SqlBilanView(SqlSamples, SqlReads, BilanView):
     """``BilanView`` in SQL (see ``BilanView``); a backend subclass mixes it with its
     library tracking recorder and gives ``_write``, ``_read``, ``tracking_table`` and
     ``EN_ATTENTE``."""
@@ -127,8 +124,9 @@ class SqlBilanView(SqlReads, BilanView):
                   tk(m.cout))
                  for (client, modele), m in delta.modeles.items()],
             )
+            before = self.demandes_before(c, name, delta)
             self._fold_demandes(c, name, delta)
-            self._fold_groups(c, name, recorded[1], delta)
+            self._fold_groups(c, name, recorded[1], delta, before)
 
     def _fold_demandes(self, c: Cursor, name: str, delta: PageDelta) -> None:
         # The delegation's attributes are taken when its id is the smallest seen so far;
@@ -173,13 +171,13 @@ class SqlBilanView(SqlReads, BilanView):
              for outil, (cout, nombre) in d.par_outil.items()],
         )
 
-    def _fold_groups(self, c: Cursor, name: str, journal: str,
-                     delta: PageDelta) -> None:
+    def _fold_groups(self, c: Cursor, name: str, journal: str, delta: PageDelta,
+                     before: Mapping[tuple[str, str], tuple[int, int, int, int]]) -> None:
         # Demandes already joined with the journal carry this page's figures to their
         # groups; the others are joined when their journal line comes (fold_journal).
         ids = sorted({demande_id for _, demande_id in delta.demandes})
         valeurs: defaultdict[str, list[tuple[str, str]]] = defaultdict(list)
-        for chunk in _chunks(ids):
+        for chunk in chunks(ids):
             c.execute("SELECT demande_id, champ, valeur FROM journal_valeurs WHERE chemin = ? "
                       f"AND demande_id IN ({','.join('?' * len(chunk))})", [journal, *chunk])
             for demande_id, champ, valeur in c.fetchall():
@@ -189,6 +187,7 @@ class SqlBilanView(SqlReads, BilanView):
             for champ, valeur in valeurs.get(demande_id, ()):
                 groups[(champ, valeur, client)].add(d.figures)
         self._add_groups(c, name, groups.items())
+        self.fold_samples(c, name, delta, before, valeurs)
 
     def _add_groups(self, c: Cursor, name: str,
                     groups: Iterable[tuple[tuple[str, str, str], Figures]]) -> None:
@@ -254,20 +253,27 @@ class SqlBilanView(SqlReads, BilanView):
             # Demandes already folded bring their figures to their new groups, in the
             # projections built on this journal.
             groups: defaultdict[tuple[str, str, str, str], Figures] = defaultdict(Figures)
-            for chunk in _chunks(sorted(new)):
+            samples = []
+            for chunk in chunks(sorted(new)):
                 c.execute(f"SELECT d.projection, d.demande_id, d.client, {_FIGURES_OF_D} "
                           "FROM bilan_demandes d JOIN bilan_state s "
                           "ON s.projection = d.projection AND s.journal = ? "
                           f"WHERE d.demande_id IN ({','.join('?' * len(chunk))})",
                           [chemin, *chunk])
                 for projection, demande_id, client, *figures in c.fetchall():
+                    d, e, p, k = map(int, figures)
+                    sums = contribution(d, e, p, k)
                     for champ, valeur in new[demande_id].valeurs.items():
-                        groups[(projection, champ, valeur, client)] += Figures(*map(int, figures))
+                        groups[(projection, champ, valeur, client)] += Figures(d, e, p, k)
+                        if sums[0]:
+                            samples.append((projection, (champ, valeur, client), sums))
             by_projection: defaultdict[str, list[Any]] = defaultdict(list)
             for (projection, champ, valeur, client), f in groups.items():
                 by_projection[projection].append(((champ, valeur, client), f))
             for projection, items in by_projection.items():
                 self._add_groups(c, projection, items)
+            for projection, keyed in samples_by_projection(samples):
+                self.add_samples(c, projection, keyed)
 
     def record_settings(self, name: str, wanted: ProjectionSettings) -> ProjectionSettings:
         """See ``BilanView.record_settings``."""
