@@ -1,5 +1,5 @@
-"""The generated price table ``domain.tarifs_v2`` (issue 15, section 2; SPEC, "Prices";
-ADR-0071).
+"""The generated price table ``domain.tarifs_v2`` and the formula ``pondere-v2`` (issue 15,
+section 2; SPEC, "Prices"; ADR-0071).
 
 The table must be exactly what ``scripts/tarifs.py`` writes from the installed
 ``genai-prices`` catalogue (in the ``test`` extra, so this never skips), and each of its
@@ -9,17 +9,23 @@ library's pricing path rather than the script's reading of its data classes.
 
 from __future__ import annotations
 
+import copy
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from fractions import Fraction
+from typing import Any
 
 import pytest
 from genai_prices import Usage, calc_price
 from genai_prices.data import providers
 
 from miam_economies.domain import tarifs, tarifs_v2
+from miam_economies.domain.bilan import FiguresModele
 from miam_economies.domain.catalogue import Catalogue, Tarif
+from miam_economies.domain.events import Pilotage, from_payload
+from miam_economies.domain.formulas import FORMULES, PONDERE, PONDERE_V2, poids
 from scripts import tarifs as script
+from tests.conftest import EXAMPLE_BATCH
 
 ANTHROPIC = next(p for p in providers if p.id == "anthropic")
 AU = datetime.combine(date.fromisoformat(tarifs_v2.PRIX_AU), datetime.min.time(), UTC)
@@ -117,3 +123,47 @@ def test_the_v2_reference_is_the_v1_reference_at_the_same_prices() -> None:
 def test_a_catalogue_needs_a_priced_reference() -> None:
     with pytest.raises(ValueError, match="reference"):
         Catalogue({}, "claude-sonnet-4-5")
+
+
+# --- pondere-v2 ---------------------------------------------------------------------------
+
+
+def _pilotage(modele: str) -> Pilotage:
+    payload: dict[str, Any] = copy.deepcopy(EXAMPLE_BATCH["evenements"][1])
+    payload["modele"] = modele
+    event = from_payload(payload)
+    assert isinstance(event, Pilotage)
+    return event
+
+
+def test_pondere_v2_is_registered_beside_an_unchanged_pondere_v1() -> None:
+    assert FORMULES["pondere-v2"] is PONDERE_V2
+    assert FORMULES["pondere-v1"] is PONDERE
+    # The example's pilotage, claude-haiku-5-5, unknown to pondere-v1's table: weighed as
+    # claude-sonnet-4-5, 800 + 5 x 200 + 10,000 / 10.
+    assert PONDERE.cout_pilotage(_pilotage("claude-haiku-5-5")) == 2800
+
+
+def test_pondere_v2_weighs_the_examples_haiku_5_5_turn_at_its_list_prices() -> None:
+    # By hand, from the list prices (USD per million tokens): Haiku 5.5 0.10 in, 0.50 out,
+    # 0.01 cache read; unit: one Sonnet 4.5 input token, 3.00. The turn: 800 in, 200 out,
+    # 10,000 cache read: (80 + 100 + 100) / 3 = 93.33..., rounded: 93.
+    assert PONDERE_V2.cout_pilotage(_pilotage("claude-haiku-5-5")) == 93
+
+
+def test_pondere_v2_weighs_an_unknown_model_as_the_reference_model() -> None:
+    assert PONDERE_V2.cout_pilotage(_pilotage("claude-mystery-9")) == 2800
+    assert poids("claude-mystery-9", tarifs_v2.CATALOGUE) == poids(None, tarifs_v2.CATALOGUE)
+
+
+def test_pondere_v2_weighs_delegations_and_corrections_as_pondere_v1() -> None:
+    delegation = from_payload(copy.deepcopy(EXAMPLE_BATCH["evenements"][0]))
+    assert PONDERE_V2.evites(delegation) == PONDERE.evites(delegation) == 4000 + 5 * 900
+
+
+def test_usd_comes_from_the_v2_table_and_stays_null_for_an_unknown_model() -> None:
+    # The example's turn at Haiku 5.5's list prices: 800 x 0.10 + 200 x 0.50 + 10,000 x
+    # 0.01 = 280 micro-dollars.
+    turn = FiguresModele(1, 800, 200, 10_000, 0, 93)
+    assert turn.usd("claude-haiku-5-5") == 0.00028
+    assert turn.usd("claude-mystery-9") is None
