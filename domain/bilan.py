@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import astuple, dataclass
-from datetime import date, tzinfo
+from datetime import date, timedelta, tzinfo
 from fractions import Fraction
 from functools import singledispatch
 from math import floor
@@ -131,6 +131,66 @@ def jour(date: str, zone: tzinfo) -> str:
     instant with different offsets fall on the same day. Raises ``ValueError`` otherwise.
     """
     return parse_instant(date).astimezone(zone).date().isoformat()
+
+
+class Jours:
+    """``jour`` for one ``zone``, memoised by the hour (or the minute) the date is written
+    in: ``Jours(zone)(date) == jour(date, zone)`` for every valid ``date``, at a dict
+    look-up per event instead of a parse and a zone conversion (ADR-0062).
+
+    A key is the date's first 13 characters (``YYYY-MM-DDTHH``) and its written offset
+    (``Z`` or ``±hh:mm``): every instant written with that key lies in one hour. The
+    hour's day is kept only when the hour's first and last instants fall on the same day
+    at the same offset in ``zone`` (so no midnight and no transition inside: a zone a
+    half-hour off the written offset cuts some hours at midnight); otherwise the minute
+    (first 16 characters) is tried the same way, and a date in neither is computed
+    uncached. At most ``LIMIT`` keys are kept per level (then the level starts again), so
+    memory stays bounded over any history. Threads may share one: every entry kept is
+    exact, and one lost to a concurrent ``clear`` is computed again.
+    """
+
+    LIMIT = 100_000
+
+    __slots__ = ("zone", "_hours", "_minutes")
+
+    def __init__(self, zone: tzinfo):
+        self.zone = zone
+        self._hours: dict[str, str] = {}
+        self._minutes: dict[str, str] = {}
+
+    def __call__(self, date: str) -> str:
+        """The calendar day (``YYYY-MM-DD``) of ``date`` in the zone; see ``jour``."""
+        key = date[:13] + (date[-6:] if date[-1] != "Z" else "Z")
+        day = self._hours.get(key)
+        return day if day is not None else self._uncached(date, key)
+
+    def _uncached(self, date: str, key: str) -> str:
+        offset = key[13:]
+        day = self._span(self._hours, key, date[:13] + ":00:00" + offset, _LAST_OF_HOUR)
+        if day is not None:
+            return day
+        key = date[:16] + offset
+        day = self._minutes.get(key)
+        if day is None:
+            day = self._span(self._minutes, key, date[:16] + ":00" + offset,
+                             _LAST_OF_MINUTE)
+        return day if day is not None else jour(date, self.zone)
+
+    def _span(self, cache: dict[str, str], key: str, first: str,
+              length: timedelta) -> str | None:
+        # The day of every instant from ``first`` to ``first + length``, if one: kept.
+        start = parse_instant(first).astimezone(self.zone)
+        end = (parse_instant(first) + length).astimezone(self.zone)
+        if start.date() != end.date() or start.utcoffset() != end.utcoffset():
+            return None
+        if len(cache) >= self.LIMIT:
+            cache.clear()
+        day = cache[key] = start.date().isoformat()
+        return day
+
+
+_LAST_OF_HOUR = timedelta(hours=1, microseconds=-1)
+_LAST_OF_MINUTE = timedelta(minutes=1, microseconds=-1)
 
 
 def check_day(text: str) -> str:

@@ -134,6 +134,20 @@ class Correction(Evenement):
 Received: TypeAlias = Delegation | Pilotage | Correction
 
 
+@dataclass(frozen=True, slots=True)
+class Conflit:
+    """A stored differing re-sent version (a ``ConflitRecu``) as a value: it counts under
+    ``conflits`` of ``client``, the client of the version kept, and in no other figure
+    (SPEC, "Wire contract")."""
+
+    client: str
+
+
+Stored: TypeAlias = Received | Conflit
+"""What one stored event is to a projection: a received event's typed value, or a
+``Conflit``."""
+
+
 def from_payload(payload: Mapping[str, Any]) -> Received:
     """Build the typed value of a payload that already passed ``domain.validation``.
 
@@ -170,6 +184,16 @@ def from_payload(payload: Mapping[str, Any]) -> Received:
     raise TypeError(f"unknown event type {kind!r}")
 
 
+def decode_payload(text: str) -> dict[str, Any]:
+    """A stored event's ``payload`` (the event as received, JSON text) decoded: orjson, or
+    stdlib json for what orjson cannot hold (an unknown field with an integer of hundreds
+    of digits, valid JSON the store accepted), so one odd event never stops a reader."""
+    try:
+        return orjson.loads(text)  # type: ignore[no-any-return]
+    except orjson.JSONDecodeError:
+        return json.loads(text)  # type: ignore[no-any-return]
+
+
 # --- Stored domain events ---------------------------------------------------------------
 
 
@@ -194,17 +218,17 @@ class EvenementRecu(DomainEvent):
     recu_le: str
 
     def received_payload(self) -> dict[str, Any]:
-        """The event as received, decoded from ``payload``: orjson, or stdlib json for
-        what orjson cannot hold (an unknown field with an integer of hundreds of digits,
-        valid JSON the store accepted), so one odd event never stops a reader."""
-        try:
-            return orjson.loads(self.payload)  # type: ignore[no-any-return]
-        except orjson.JSONDecodeError:
-            return json.loads(self.payload)  # type: ignore[no-any-return]
+        """The event as received, decoded from ``payload`` (``decode_payload``)."""
+        return decode_payload(self.payload)
 
     def evenement(self) -> Received:
         """The typed value of this stored event."""
         return from_payload(self.received_payload())
+
+    def value(self) -> Stored:
+        """What this stored event is to a projection: its typed value (``evenement``);
+        a ``ConflitRecu`` overrides it."""
+        return self.evenement()
 
 
 class DelegationRecue(EvenementRecu):
@@ -226,6 +250,10 @@ class ConflitRecu(EvenementRecu):
     version kept (SPEC, "Wire contract")."""
 
     client: str
+
+    def value(self) -> Stored:
+        """A ``Conflit`` of the kept version's client: no received event's figures."""
+        return Conflit(self.client)
 
 
 def canonical(payload: Mapping[str, Any]) -> str:

@@ -10,23 +10,26 @@ taken from the delegation with the smallest id, which is order-independent too (
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import tzinfo
+from typing import Any
 
 from miam_economies.domain.anomalies import anomalies
-from miam_economies.domain.bilan import Figures, FiguresModele, contribution, jour, parts_pilotage
+from miam_economies.domain.bilan import Figures, FiguresModele, Jours, parts_pilotage
 from miam_economies.domain.events import (
-    ConflitRecu,
+    Conflit,
     Correction,
     Delegation,
     EvenementRecu,
     Pilotage,
     Received,
+    Stored,
 )
 from miam_economies.domain.formulas import Formule
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DelegationVue:
     """A demande's delegation as the per-demande view keeps it (contract, "Événement
     delegation"): the attributes of the delegation with the smallest ``id``, and token
@@ -90,7 +93,8 @@ class PageDelta:
     ``clients[client]`` and ``jours[(client, jour)]`` are ``Figures``,
     ``modeles[(client, modele)]`` ``FiguresModele``, ``demandes[(client, demande_id)]``
     ``DemandeDelta``, ``anomalies[(client, kind)]`` and ``conflits[client]`` counts;
-    ``evenements``: events in the page.
+    ``evenements``: events in the page. ``jours_of``: the day of a date in ``zone``
+    (``domain.bilan.Jours``; a fold passes its own so the memo outlives the page).
     """
 
     formule: Formule
@@ -106,32 +110,38 @@ class PageDelta:
         default_factory=lambda: defaultdict(int))
     conflits: defaultdict[str, int] = field(default_factory=lambda: defaultdict(int))
     evenements: int = 0
+    jours_of: Jours | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._jour = self.jours_of if self.jours_of is not None else Jours(self.zone)
 
     def add(self, evenement: Received) -> None:
         """Fold one event into the deltas. Raises ``TypeError`` for anything but a
         ``Delegation``, ``Pilotage`` or ``Correction``."""
-        figures = contribution(evenement, self.formule)
-        client = evenement.client
-        self.clients[client].add(figures)
-        self.jours[(client, jour(evenement.date, self.zone))].add(figures)
-        self.evenements += 1
-        for kind in anomalies(evenement):
-            self.anomalies[(client, kind)] += 1
-        # A type switch, not singledispatch: this runs for every stored event.
-        if isinstance(evenement, Delegation):
-            self._delegation(evenement, figures)
-        elif isinstance(evenement, Pilotage):
-            self._pilotage(evenement, figures)
-        else:
-            self._correction(evenement, figures)
+        if isinstance(evenement, Conflit):
+            raise TypeError(f"not a received event: {evenement!r}")
+        self.add_all((evenement,))
+
+    def add_all(self, values: Iterable[Stored]) -> None:
+        """Fold stored events' values (``EventSource.read``): a ``Conflit`` counts under
+        ``conflits``; a ``Delegation``, ``Pilotage`` or ``Correction`` is folded into
+        every table. Raises ``TypeError`` for any other value."""
+        # Which method folds a value of each type: one dict look-up per event (a chain of
+        # isinstance tests, or singledispatch, costs more at this rate: ADR-0062). Bound
+        # here, not kept on self: a delta referring to itself would wait for the cyclic
+        # garbage collector instead of being freed with its page.
+        fold: dict[type, Callable[[Any], None]] = {
+            Delegation: self._delegation, Pilotage: self._pilotage,
+            Correction: self._correction, Conflit: self._conflit}
+        for value in values:
+            method = fold.get(type(value))
+            if method is None:
+                raise TypeError(f"not a stored event's value: {value!r}")
+            method(value)
 
     def add_stored(self, stored: EvenementRecu) -> None:
-        """Fold one stored event: a ``ConflitRecu`` counts under ``conflits``, any other is
-        folded by ``add``."""
-        if isinstance(stored, ConflitRecu):
-            self.add_conflit(stored.client)
-        else:
-            self.add(stored.evenement())
+        """Fold one stored domain event (its ``value()``; see ``add_all``)."""
+        self.add_all((stored.value(),))
 
     def add_conflit(self, client: str) -> None:
         """Count one differing re-sent version (a stored ``ConflitRecu``) for ``client``,
@@ -141,25 +151,62 @@ class PageDelta:
         self.conflits[client] += 1
         self.evenements += 1
 
-    def _delegation(self, evenement: Delegation, figures: Figures) -> None:
+    def _conflit(self, conflit: Conflit) -> None:
+        self.add_conflit(conflit.client)
+
+    def _common(self, evenement: Received, kinds: tuple[str, ...]) -> tuple[Figures, Figures]:
+        # The client's and the day's figures, the event counted in both, its anomalies.
+        client = evenement.client
+        self.evenements += 1
+        for kind in kinds:
+            self.anomalies[(client, kind)] += 1
+        figures, day = self.clients[client], self.jours[(client, self._jour(evenement.date))]
+        figures.evenements += 1
+        day.evenements += 1
+        return figures, day
+
+    def _delegation(self, evenement: Delegation) -> None:
+        evites = self.formule.evites(evenement)
+        figures, day = self._common(evenement, _anomalies_delegation(evenement))
+        figures.delegations += 1
+        figures.evites += evites
+        day.delegations += 1
+        day.evites += evites
         demande = self.demandes[(evenement.client, evenement.demande_id)]
-        demande.figures.delegations += figures.delegations
-        demande.figures.evites += figures.evites
+        demande.figures.delegations += 1
+        demande.figures.evites += evites
         vue = DelegationVue.of(evenement)
         demande.delegation = vue if demande.delegation is None else demande.delegation.merge(vue)
 
-    def _pilotage(self, evenement: Pilotage, figures: Figures) -> None:
-        self.modeles[(evenement.client, evenement.modele)].add_turn(evenement, figures.pilotage)
-        for demande_id, part in parts_pilotage(figures.pilotage, evenement.demande_ids):
-            demande = self.demandes[(evenement.client, demande_id)]
+    def _pilotage(self, evenement: Pilotage) -> None:
+        cout = self.formule.cout_pilotage(evenement)
+        figures, day = self._common(evenement, _anomalies_pilotage(evenement))
+        figures.pilotage += cout
+        day.pilotage += cout
+        client = evenement.client
+        self.modeles[(client, evenement.modele)].add_turn(evenement, cout)
+        demandes = self.demandes
+        for demande_id, part in parts_pilotage(cout, evenement.demande_ids):
+            demande = demandes[(client, demande_id)]
             demande.figures.pilotage += part
             demande.pilotages += 1
             demande.liens.add(evenement.id)
 
-    def _correction(self, evenement: Correction, figures: Figures) -> None:
+    def _correction(self, evenement: Correction) -> None:
+        cout = self.formule.cout_correction(evenement)
+        figures, day = self._common(evenement, _anomalies_correction(evenement))
+        figures.corrections += cout
+        day.corrections += cout
         demande = self.demandes[(evenement.client, evenement.demande_id)]
-        demande.figures.corrections += figures.corrections
+        demande.figures.corrections += cout
         demande.corrections_nombre += 1
         demande.liens.add(evenement.id)
-        cout, nombre = demande.par_outil.get(evenement.outil, (0, 0))
-        demande.par_outil[evenement.outil] = (cout + figures.corrections, nombre + 1)
+        outil = evenement.outil
+        sums, nombre = demande.par_outil.get(outil, (0, 0))
+        demande.par_outil[outil] = (sums + cout, nombre + 1)
+
+
+# The anomaly checks of each type, looked up once (``anomalies`` dispatches on every call).
+_anomalies_delegation = anomalies.dispatch(Delegation)
+_anomalies_pilotage = anomalies.dispatch(Pilotage)
+_anomalies_correction = anomalies.dispatch(Correction)

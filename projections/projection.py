@@ -17,7 +17,8 @@ from typing import Any
 from eventsourcing.persistence import Tracking
 from eventsourcing.projection import Projection
 
-from miam_economies.domain.events import EvenementRecu
+from miam_economies.domain.bilan import Jours
+from miam_economies.domain.events import EvenementRecu, Stored
 from miam_economies.domain.formulas import V1, Formule
 from miam_economies.projections.delta import PageDelta
 from miam_economies.projections.view import BilanSnapshot, BilanView
@@ -33,7 +34,9 @@ def projection_name(formule: str, fuseau: str) -> str:
 class BilanProjection(Projection[BilanView]):
     """Folds stored events into the view under ``formule`` (default ``v1``), cutting days
     in ``zone``. ``tracking_name`` (``projection_name``) names its position and rows.
-    Pages are folded whole: one view transaction per page, not per event.
+    Pages are folded whole: one view transaction per page, not per event. ``groupes``:
+    whether pages fold the journal-field groups too (see ``BilanView.fold``; a replay
+    turns it off, then calls ``view.rebuild_groups``).
     """
 
     name = "bilan"
@@ -43,24 +46,39 @@ class BilanProjection(Projection[BilanView]):
         self.zone = zone
         self.formule = formule
         self.tracking_name = projection_name(formule.name, str(zone))
+        self._jours = Jours(zone)  # the days' memo, kept from page to page
+        self.groupes = True
 
     def process_event(self, domain_event: Any, tracking: Tracking) -> None:
-        """Fold one event (the library's per-event entry point): a page of one."""
-        self.process_page([domain_event], tracking.notification_id, previous=None)
+        """Fold one stored domain event (an ``EvenementRecu``: the library's per-event
+        entry point): a page of one."""
+        stored: EvenementRecu = domain_event
+        self.process_page([stored.value()], tracking.notification_id, previous=None)
 
-    def process_page(self, events: Sequence[EvenementRecu], last_id: int,
+    def process_page(self, values: Sequence[Stored], last_id: int,
                      previous: int | None) -> None:
-        """Fold ``events``, the notifications after position ``previous`` up to ``last_id``
-        read back through the store's mapper, in one commit (the runner's path: a page,
-        one view transaction; ADR-0004, ADR-0043).
+        """Fold ``values``, the typed values of the stored events after position
+        ``previous`` up to ``last_id`` (``EventSource.read``), in one commit (the runner's
+        path: a page, one view transaction; ADR-0004, ADR-0062).
 
         Raises ``IntegrityError`` when the position is no longer ``previous`` (another
         runner folded some of them first); nothing is then changed.
         """
-        delta = PageDelta(self.formule, self.zone)
-        for stored in events:
-            delta.add_stored(stored)
-        self.view.fold(Tracking(self.tracking_name, last_id), delta, previous)
+        delta = self.new_delta()
+        delta.add_all(values)
+        self.commit(delta, last_id, previous)
+
+    def new_delta(self) -> PageDelta:
+        """An empty page delta under this projection's formula and zone (its days' memo
+        shared from page to page)."""
+        return PageDelta(self.formule, self.zone, jours_of=self._jours)
+
+    def commit(self, delta: PageDelta, last_id: int, previous: int | None) -> None:
+        """Add ``delta``, the fold of the events after position ``previous`` up to
+        ``last_id``, to the view and move the position there, in one transaction.
+        Raises as ``process_page``."""
+        self.view.fold(Tracking(self.tracking_name, last_id), delta, previous,
+                       self.groupes)
 
     def snapshot(self, par: str | None = None, depuis: str | None = None,
                  jusqu_au: str | None = None) -> BilanSnapshot:

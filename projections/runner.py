@@ -1,8 +1,9 @@
 """A pull runner: follows the store's notification log from the projection's position.
 
 eventsourcing 9.5's SQLite recorder cannot ``subscribe`` (NOTES-eventsourcing), so the
-runner reads ``select_notifications`` from its tracking position, a page at a time, and
-folds each page in one view transaction. It sleeps until woken by an append in the same
+runner reads the log from its tracking position, a page at a time, through an
+``EventSource`` (the store's typed values, ADR-0062), and folds each page in one view
+transaction. It sleeps until woken by an append in the same
 process, or until ``poll_interval`` passes (which picks up appends by other processes).
 ADR-0004.
 """
@@ -15,27 +16,28 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, cast
 from zoneinfo import ZoneInfo
 
-from eventsourcing.persistence import ApplicationRecorder, IntegrityError, Mapper
+from eventsourcing.persistence import IntegrityError
 
-from miam_economies.domain.events import EvenementRecu
 from miam_economies.domain.formulas import FORMULES
 from miam_economies.projections.journal import JournalFollower
 from miam_economies.projections.projection import BilanProjection
+from miam_economies.projections.source import EventSource
 
 log = logging.getLogger(__name__)
 
 
 class CatchUpRunner:
-    """Runs one projection over one application recorder, in a background thread or inline.
+    """Runs one projection over one event store, in a background thread or inline.
 
-    ``recorder``/``mapper``: the event store's; ``journal``: MIAM's journal to join, read
-    after each page (lines appended by MIAM are seen within ``poll_interval``);
-    ``follow_active``: before each step, switch to the projection the view names active
-    (a replay's switch reaches a running server without restart; ADR-0009);
-    ``page_size``: notifications folded per view transaction; ``poll_interval``: seconds
+    ``source``: the event store (its typed values, page by page); ``journal``: MIAM's
+    journal to join, read after each page (lines appended by MIAM are seen within
+    ``poll_interval``); ``follow_active``: before each step, switch to the projection
+    the view names active (a replay's switch reaches a running server without restart;
+    ADR-0009); ``page_size``: events folded per view transaction, read ``read_size`` at
+    a time (default all at once: a page's values are then freed as soon as folded, so
+    memory grows with the page's deltas, not with its events; ADR-0062); ``poll_interval``: seconds
     between looks at the log when nobody wakes the runner. Errors never kill the thread:
     they are logged, kept in ``last_error``, and the page is retried after ``retry_delay``
     seconds (rising to 30 s).
@@ -48,17 +50,18 @@ class CatchUpRunner:
     folds until it has caught up, then may defer again. ``max_defer=0`` never defers.
     """
 
-    def __init__(self, recorder: ApplicationRecorder, mapper: Mapper[Any],
-                 projection: BilanProjection, *, journal: JournalFollower | None = None,
+    def __init__(self, source: EventSource, projection: BilanProjection, *,
+                 journal: JournalFollower | None = None,
                  follow_active: bool = False, page_size: int = 500,
+                 read_size: int | None = None,
                  poll_interval: float = 1.0, retry_delay: float = 0.5,
                  quiet: float = 0.05, max_defer: float = 0.0):
-        self.recorder = recorder
-        self.mapper = mapper
+        self.source = source
         self.projection = projection
         self.journal = journal
         self.follow_active = follow_active
         self.page_size = page_size
+        self.read_size = read_size or page_size
         self.poll_interval = poll_interval
         self.retry_delay = retry_delay
         self.quiet = quiet
@@ -75,23 +78,28 @@ class CatchUpRunner:
         self._thread: threading.Thread | None = None
 
     def fold_page(self) -> int:
-        """Fold the next page of notifications, if any; return how many were folded.
+        """Fold the next page of events, if any; return how many were folded.
 
-        Raises the view's or recorder's ``PersistenceError`` (an ``IntegrityError`` when
+        Raises the view's or the source's ``PersistenceError`` (an ``IntegrityError`` when
         another runner folded the page first).
         """
         projection = self.projection  # one projection per page, even across a switch
-        position = projection.position()
-        page = self.recorder.select_notifications(
-            start=position + 1, limit=self.page_size, inclusive_of_start=True
-        )
-        if not page:
-            return 0
-        # The store's mapper is the one decoder of the stored format (ADR-0043).
-        to_event = self.mapper.to_domain_event
-        events = [cast(EvenementRecu, to_event(n)) for n in page]
-        projection.process_page(events, page[-1].id, previous=position)
-        return len(page)
+        position = last = projection.position()
+        delta = projection.new_delta()
+        folded = 0
+        while folded < self.page_size:
+            wanted = min(self.read_size, self.page_size - folded)
+            read = self.source.read(last + 1, wanted)
+            if not read:
+                break
+            delta.add_all([value for _, value in read])
+            folded += len(read)
+            last = read[-1][0]
+            if len(read) < wanted:
+                break  # the store's head, for now
+        if folded:
+            projection.commit(delta, last, previous=position)
+        return folded
 
     def follow_switch(self) -> bool:
         """Move to the active projection if a replay switched it; return whether it did.

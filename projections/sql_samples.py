@@ -16,10 +16,11 @@ sums are exact integers at any size (the columns are token sums: ADR-0051).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from miam_economies.projections.delta import PageDelta
+from miam_economies.projections.sql_reads import SqlReads
 from miam_economies.projections.sql_schema import Cursor, chunks
 from miam_economies.projections.view import INCONNU
 
@@ -60,18 +61,13 @@ def _sum(rows: Iterable[Sums]) -> Sums:
     return tuple(total)
 
 
-class SqlSamples:
-    """The samples' writes and reads, mixed into ``SqlBilanView`` (which gives ``tokens``,
-    ``_added`` and the transactions)."""
+class SqlSamples(SqlReads):
+    """The samples' writes and reads, mixed into ``SqlGroups``, which calls them beside
+    its groups' writes and gives ``tokens``, ``_added`` and the transactions."""
 
-    tokens: Any
-    _added: Any
-
-    def _read(self) -> Any:  # given by the view
-        raise NotImplementedError
-
-    def _write(self) -> Any:  # given by the view
-        raise NotImplementedError
+    # Given by SqlGroups (annotations only: nothing shadowed).
+    tokens: Callable[[int], Any]
+    _added: Callable[..., str]
 
     @staticmethod
     def demandes_before(c: Cursor, name: str, delta: PageDelta
@@ -154,7 +150,7 @@ class SqlSamples:
         value for the field under ``INCONNU`` (when there are any)."""
         champ = None if par == "client" else par.removeprefix("journal.")
         with self._read() as c:
-            c.execute(f"SELECT max(notification_id) FROM {self.tracking_table} "  # type: ignore[attr-defined]
+            c.execute(f"SELECT max(notification_id) FROM {self.tracking_table} "
                       "WHERE application_name = ?", (name,))
             position = c.fetchone()[0] or 0
             columns = ", ".join(SAMPLE_SUMS)

@@ -1,6 +1,7 @@
 """``BilanView`` in SQL, shared by the SQLite and PostgreSQL views (ADR-0004, ADR-0031):
 the writes (a page's fold, the journal's join) and the control of projections (settings,
-activation, reset); the reads are ``sql_reads``'s, the tables ``sql_schema``'s.
+activation, reset); the journal-field groups are ``sql_groups``', the reads
+``sql_reads``', the tables ``sql_schema``'s.
 
 Writes start with the tracking (or journal offset) row: it is the arbiter between
 runners (ADR-0007), and on SQLite it takes the write lock before any read, so a
@@ -16,22 +17,15 @@ table's name, the column types of ``view_tables`` and the one query it plans dif
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
 from eventsourcing.persistence import IntegrityError, Tracking
 
-from miam_economies.domain.bilan import Figures
 from miam_economies.projections.delta import PageDelta
-from miam_economies.projections.sql_reads import SqlReads
-from miam_economies.projections.sql_samples import (
-    SqlSamples,
-    contribution,
-    samples_by_projection,
-)
-from miam_economies.projections.sql_schema import TABLES, Cursor, chunks
+from miam_economies.projections.sql_groups import SqlGroups
+from miam_economies.projections.sql_schema import TABLES, Cursor
 from miam_economies.projections.view import (
     BilanView,
     JournalLine,
@@ -39,10 +33,8 @@ from miam_economies.projections.view import (
     ProjectionSettings,
 )
 
-_FIGURES_OF_D = "d.delegations, d.evites, d.pilotage, d.corrections"
 
-
-class SqlBilanView(SqlSamples, SqlReads, BilanView):
+class SqlBilanView(SqlGroups, BilanView):
     """``BilanView`` in SQL (see ``BilanView``); a backend subclass mixes it with its
     library tracking recorder and gives ``_write``, ``_read``, ``tracking_table`` and
     ``EN_ATTENTE``."""
@@ -55,27 +47,10 @@ class SqlBilanView(SqlSamples, SqlReads, BilanView):
     def _insert_tracking(self, c: Cursor, tracking: Tracking) -> None:
         """The library's monotonic tracking upsert (a page of one event)."""
 
-    ADD_TOKENS = "{t}.{c} + excluded.{c}"
-    """How an upsert adds a token sum, ``{t}`` the table and ``{c}`` the column: exact
-    where the column's type is (PostgreSQL's ``numeric``); SQLite's view overrides it."""
-
-    @staticmethod
-    def tokens(value: int) -> Any:
-        """A token sum as a statement parameter: the int itself, where the column holds any
-        size; SQLite's view binds a large one as text (ADR-0051)."""
-        return value
-
-    def _added(self, table: str, counts: Sequence[str] = (),
-               tokens: Sequence[str] = ()) -> str:
-        """The ``SET`` list of an upsert adding the new row's ``counts`` (64-bit) and
-        ``tokens`` (exact at any size) to the stored row's. The stored row's columns are
-        named by their table: PostgreSQL finds a bare name ambiguous beside excluded's."""
-        return ", ".join([*(f"{c} = {table}.{c} + excluded.{c}" for c in counts),
-                          *(f"{c} = " + self.ADD_TOKENS.format(t=table, c=c)
-                            for c in tokens)])
-
-    def fold(self, tracking: Tracking, delta: PageDelta, previous: int | None) -> None:
-        """See ``BilanView.fold``."""
+    def fold(self, tracking: Tracking, delta: PageDelta, previous: int | None,
+             groupes: bool = True) -> None:
+        """See ``BilanView.fold``. Rows are written in primary-key order: each upsert then
+        lands next to the previous one in the table's B-tree (ADR-0062)."""
         name = tracking.application_name
         tk = self.tokens
         with self._write() as c:
@@ -96,22 +71,22 @@ class SqlBilanView(SqlSamples, SqlReads, BilanView):
                               ("evites", "pilotage", "corrections")),
                 [(name, client, f.delegations, tk(f.evites), tk(f.pilotage),
                   tk(f.corrections), f.evenements, delta.conflits.get(client, 0))
-                 for client, f in delta.clients.items()],
+                 for client, f in sorted(delta.clients.items())],
             )
             c.executemany(
                 "INSERT INTO bilan_anomalies VALUES (?, ?, ?, ?) "
                 "ON CONFLICT (projection, client, kind) DO UPDATE SET "
                 + self._added("bilan_anomalies", ("nombre",)),
-                [(name, client, kind, n) for (client, kind), n in delta.anomalies.items()],
+                [(name, client, kind, n)
+                 for (client, kind), n in sorted(delta.anomalies.items())],
             )
             c.executemany(
                 "INSERT INTO bilan_jours VALUES (?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (projection, jour, client) DO UPDATE SET "
                 + self._added("bilan_jours", ("delegations",),
                               ("evites", "pilotage", "corrections")),
-                [(name, jour, client, f.delegations, tk(f.evites), tk(f.pilotage),
-                  tk(f.corrections))
-                 for (client, jour), f in delta.jours.items()],
+                sorted((name, jour, client, f.delegations, tk(f.evites), tk(f.pilotage),
+                        tk(f.corrections)) for (client, jour), f in delta.jours.items()),
             )
             c.executemany(
                 "INSERT INTO bilan_modeles VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
@@ -119,14 +94,23 @@ class SqlBilanView(SqlSamples, SqlReads, BilanView):
                 + self._added("bilan_modeles", ("tours",),
                               ("input_tokens", "output_tokens", "cache_read_input_tokens",
                                "cache_creation_input_tokens", "cout")),
-                [(name, modele, client, m.tours, tk(m.input_tokens), tk(m.output_tokens),
-                  tk(m.cache_read_input_tokens), tk(m.cache_creation_input_tokens),
-                  tk(m.cout))
-                 for (client, modele), m in delta.modeles.items()],
+                sorted((name, modele, client, m.tours, tk(m.input_tokens),
+                        tk(m.output_tokens), tk(m.cache_read_input_tokens),
+                        tk(m.cache_creation_input_tokens), tk(m.cout))
+                       for (client, modele), m in delta.modeles.items()),
             )
-            before = self.demandes_before(c, name, delta)
-            self._fold_demandes(c, name, delta)
-            self._fold_groups(c, name, recorded[1], delta, before)
+            if groupes or self._serves(c, name):
+                # The classement's samples need the page's demandes as they were.
+                before = self.demandes_before(c, name, delta)
+                self._fold_demandes(c, name, delta)
+                self._fold_groups(c, name, recorded[1], delta, before)
+            else:
+                self._fold_demandes(c, name, delta)
+
+    @staticmethod
+    def _serves(c: Cursor, name: str) -> bool:
+        c.execute("SELECT 1 FROM bilan_actif WHERE cle = 'bilan' AND projection = ?", (name,))
+        return c.fetchone() is not None
 
     def _fold_demandes(self, c: Cursor, name: str, delta: PageDelta) -> None:
         # The delegation's attributes are taken when its id is the smallest seen so far;
@@ -137,8 +121,11 @@ class SqlBilanView(SqlSamples, SqlReads, BilanView):
             f"{col} = CASE WHEN {take} THEN excluded.{col} ELSE bilan_demandes.{col} END"
             for col in ("agent_id", "par_subagent", "retour", "methode", "delegation_id"))
         tk = self.tokens
-        rows = []
-        for (client, demande_id), d in delta.demandes.items():
+        rows: list[tuple[Any, ...]] = []
+        liens: list[tuple[Any, ...]] = []
+        outils: list[tuple[Any, ...]] = []
+        for (client, demande_id), d in sorted(delta.demandes.items(),
+                                              key=lambda item: (item[0][1], item[0][0])):
             v, f = d.delegation, d.figures
             rows.append((
                 name, demande_id, client, f.delegations, tk(f.evites), tk(f.pilotage),
@@ -148,6 +135,14 @@ class SqlBilanView(SqlSamples, SqlReads, BilanView):
                 *((tk(v.tokens_entree), tk(v.tokens_sortie), tk(v.lus), tk(v.ecrits),
                    tk(v.consigne), tk(v.rendus)) if v else (0,) * 6),
             ))
+            # Links serve only en_attente, which reads those of demandes without any
+            # delegation; a demande whose delegation is in this page never is one again
+            # (its count of delegations only grows): its links are not written.
+            if v is None:
+                liens.extend((name, demande_id, client, event_id)
+                             for event_id in sorted(d.liens))
+            outils.extend((name, demande_id, client, outil, tk(cout), nombre)
+                          for outil, (cout, nombre) in sorted(d.par_outil.items()))
         c.executemany(
             "INSERT INTO bilan_demandes VALUES (" + ", ".join("?" * 20) + ") "
             "ON CONFLICT (projection, demande_id, client) DO UPDATE SET "
@@ -157,48 +152,13 @@ class SqlBilanView(SqlSamples, SqlReads, BilanView):
             + ", " + attributes,
             rows,
         )
-        c.executemany(
-            "INSERT INTO bilan_liens VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-            [(name, demande_id, client, event_id)
-             for (client, demande_id), d in delta.demandes.items() for event_id in d.liens],
-        )
+        c.executemany("INSERT INTO bilan_liens VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                      liens)
         c.executemany(
             "INSERT INTO bilan_outils VALUES (?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (projection, demande_id, client, outil) DO UPDATE SET "
             + self._added("bilan_outils", ("nombre",), ("cout",)),
-            [(name, demande_id, client, outil, tk(cout), nombre)
-             for (client, demande_id), d in delta.demandes.items()
-             for outil, (cout, nombre) in d.par_outil.items()],
-        )
-
-    def _fold_groups(self, c: Cursor, name: str, journal: str, delta: PageDelta,
-                     before: Mapping[tuple[str, str], tuple[int, int, int, int]]) -> None:
-        # Demandes already joined with the journal carry this page's figures to their
-        # groups; the others are joined when their journal line comes (fold_journal).
-        ids = sorted({demande_id for _, demande_id in delta.demandes})
-        valeurs: defaultdict[str, list[tuple[str, str]]] = defaultdict(list)
-        for chunk in chunks(ids):
-            c.execute("SELECT demande_id, champ, valeur FROM journal_valeurs WHERE chemin = ? "
-                      f"AND demande_id IN ({','.join('?' * len(chunk))})", [journal, *chunk])
-            for demande_id, champ, valeur in c.fetchall():
-                valeurs[demande_id].append((champ, valeur))
-        groups: defaultdict[tuple[str, str, str], Figures] = defaultdict(Figures)
-        for (client, demande_id), d in delta.demandes.items():
-            for champ, valeur in valeurs.get(demande_id, ()):
-                groups[(champ, valeur, client)].add(d.figures)
-        self._add_groups(c, name, groups.items())
-        self.fold_samples(c, name, delta, before, valeurs)
-
-    def _add_groups(self, c: Cursor, name: str,
-                    groups: Iterable[tuple[tuple[str, str, str], Figures]]) -> None:
-        c.executemany(
-            "INSERT INTO bilan_groupes VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (projection, champ, valeur, client) DO UPDATE SET "
-            + self._added("bilan_groupes", ("delegations",),
-                          ("evites", "pilotage", "corrections")),
-            [(name, champ, valeur, client, f.delegations, self.tokens(f.evites),
-              self.tokens(f.pilotage), self.tokens(f.corrections))
-             for (champ, valeur, client), f in groups],
+            outils,
         )
 
     def _advance(self, c: Cursor, tracking: Tracking, previous: int | None) -> None:
@@ -250,30 +210,7 @@ class SqlBilanView(SqlSamples, SqlReads, BilanView):
             c.executemany("INSERT INTO journal_valeurs VALUES (?, ?, ?, ?)",
                           [(chemin, line.demande_id, champ, valeur) for line in new.values()
                            for champ, valeur in line.valeurs.items()])
-            # Demandes already folded bring their figures to their new groups, in the
-            # projections built on this journal.
-            groups: defaultdict[tuple[str, str, str, str], Figures] = defaultdict(Figures)
-            samples = []
-            for chunk in chunks(sorted(new)):
-                c.execute(f"SELECT d.projection, d.demande_id, d.client, {_FIGURES_OF_D} "
-                          "FROM bilan_demandes d JOIN bilan_state s "
-                          "ON s.projection = d.projection AND s.journal = ? "
-                          f"WHERE d.demande_id IN ({','.join('?' * len(chunk))})",
-                          [chemin, *chunk])
-                for projection, demande_id, client, *figures in c.fetchall():
-                    d, e, p, k = map(int, figures)
-                    sums = contribution(d, e, p, k)
-                    for champ, valeur in new[demande_id].valeurs.items():
-                        groups[(projection, champ, valeur, client)] += Figures(d, e, p, k)
-                        if sums[0]:
-                            samples.append((projection, (champ, valeur, client), sums))
-            by_projection: defaultdict[str, list[Any]] = defaultdict(list)
-            for (projection, champ, valeur, client), f in groups.items():
-                by_projection[projection].append(((champ, valeur, client), f))
-            for projection, items in by_projection.items():
-                self._add_groups(c, projection, items)
-            for projection, keyed in samples_by_projection(samples):
-                self.add_samples(c, projection, keyed)
+            self._join_groups(c, chemin, new)
 
     def record_settings(self, name: str, wanted: ProjectionSettings) -> ProjectionSettings:
         """See ``BilanView.record_settings``."""

@@ -101,6 +101,7 @@ class SQLiteBilanView(SQLiteTrackingRecorder, SqlBilanView):
                   f"{TOKEN_LIMIT} THEN {{t}}.{{c}} + excluded.{{c}} "
                   "ELSE big_add({t}.{c}, excluded.{c}) END")
     tokens = staticmethod(_tokens_param)
+    EXACT_SUMS = False  # sum() overflows past 2^63: rebuild_groups checks first
 
     def construct_create_table_statements(self) -> list[str]:
         """The library's tracking table, then the view's tables and indexes; token sums in

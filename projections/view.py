@@ -135,7 +135,12 @@ class BilanView(TrackingRecorder, ABC):
       otherwise another runner folded some of these events first, and it raises
       ``eventsourcing.persistence.IntegrityError`` changing nothing (ADR-0007).
       ``previous=None`` is for a page of one event, where a monotonic check suffices. A
-      ``delta.zone`` other than the projection's raises ``ProjectionMismatch``.
+      ``delta.zone`` other than the projection's raises ``ProjectionMismatch``. With
+      ``groupes=False`` the journal-field groups are left as they are, unless the
+      projection serves the bilan (then they are folded all the same): a replay folds
+      without them and calls ``rebuild_groups`` once at its end (ADR-0062).
+    * ``rebuild_groups(name)`` computes a projection's groups again from its demandes and
+      its journal, in one transaction; sums exact at any size (ADR-0051).
     * ``record_settings(name, wanted)`` fixes a projection's settings the first time and
       returns them as recorded (atomic: concurrent callers agree).
     * ``fold_journal(chemin, previous, offset, fichier, empreinte, lines, malformees)``
@@ -150,8 +155,13 @@ class BilanView(TrackingRecorder, ABC):
     """
 
     @abstractmethod
-    def fold(self, tracking: Tracking, delta: PageDelta, previous: int | None) -> None:
+    def fold(self, tracking: Tracking, delta: PageDelta, previous: int | None,
+             groupes: bool = True) -> None:
         """Add one page's deltas and move its tracking position, atomically."""
+
+    @abstractmethod
+    def rebuild_groups(self, name: str) -> None:
+        """Compute projection ``name``'s journal-field groups again, in one transaction."""
 
     @abstractmethod
     def record_settings(self, name: str, wanted: ProjectionSettings) -> ProjectionSettings:

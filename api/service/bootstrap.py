@@ -159,7 +159,7 @@ def open_services(settings: Settings, *,
         settings = replace(settings, fuseau=recorded.fuseau, journal=Path(recorded.journal))
         projection = BilanProjection(view, ZoneInfo(recorded.fuseau),
                                      FORMULES[recorded.formule])
-        runner = CatchUpRunner(store.recorder, store.mapper, projection,
+        runner = CatchUpRunner(store, projection,
                                journal=JournalFollower(view, Path(recorded.journal)),
                                follow_active=True, poll_interval=settings.poll_interval,
                                max_defer=MAX_DEFER)

@@ -9,8 +9,10 @@ so no reader ever sees one half-built.
 
 from __future__ import annotations
 
+import gc
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -27,9 +29,34 @@ from miam_economies.projections.view import BilanView, ProjectionMismatch, Proje
 
 log = logging.getLogger(__name__)
 
-REPLAY_PAGE = 20_000
-"""Notifications folded per view transaction while a projection is built or replayed:
-20,000 folded 2x faster than 500 at 300,000 events (``make bench``; ADR-0011)."""
+REPLAY_PAGE = 100_000
+"""Events folded per view transaction while a projection is built or replayed: 20,000
+folded 2x faster than 500 at 300,000 events (``make bench``; ADR-0011), 100,000 a third
+faster again at 1,000,000 (each commit rewrites B-tree pages all over the per-demande
+tables; ADR-0062). Read ``REPLAY_READ`` at a time, so memory holds the page's deltas,
+not its events."""
+
+REPLAY_READ = 5_000
+"""Events read (and decoded) at a time while a projection is built or replayed."""
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector for the block (then restore its state).
+
+    A replay page holds tens of thousands of live objects (the page's values and its
+    deltas) and allocates as many again: the collector, triggered every 700 allocations,
+    walked them over and over, a quarter of a replay's time (ADR-0062). Everything a page
+    allocates is freed by reference counting when the page is done, so nothing waits for
+    the collector; cyclic garbage of other threads is collected once it runs again.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def build_projection(store: EventStore, view: BilanView, name: str,
@@ -37,8 +64,10 @@ def build_projection(store: EventStore, view: BilanView, name: str,
                      page_size: int = REPLAY_PAGE) -> BilanProjection:
     """Fold the store into projection ``name`` (settings already recorded) until it has
     reached the store's head, from its own position (so an interrupted build resumes), and
-    join the journal; return it. It is not made active here. ``progress(done, total)`` is
-    called after each page of ``page_size`` events. Raises the view's or store's
+    join the journal; its journal-field groups are computed once, at the end
+    (``BilanView.rebuild_groups``; ADR-0062); return it. It is not made active here.
+    ``progress(done, total)`` is called after each page of ``page_size`` events. Raises
+    the view's or store's
     ``PersistenceError``.
     """
     settings = view.settings_of(name)
@@ -46,15 +75,19 @@ def build_projection(store: EventStore, view: BilanView, name: str,
     if (view.max_tracking_id(name) or 0) > store.head():
         view.reset(name)  # built on another store: start again
     projection = BilanProjection(view, ZoneInfo(settings.fuseau), FORMULES[settings.formule])
+    # The journal-field groups are computed once at the end, in one aggregation, rather
+    # than joined page by page (the view still folds them if this projection serves).
+    projection.groupes = False
     # Larger pages than the live runner's: nobody waits for a commit, and a page's events
     # meet in memory before they meet the view's B-trees (ADR-0011).
-    runner = CatchUpRunner(store.recorder, store.mapper, projection,
+    runner = CatchUpRunner(store, projection,
                            journal=JournalFollower(view, Path(settings.journal)),
-                           page_size=page_size)
+                           page_size=page_size, read_size=min(page_size, REPLAY_READ))
     while True:
         while projection.position() < store.head():
             try:
-                runner.fold_page()
+                with collector_paused():
+                    runner.fold_page()
             except IntegrityError:
                 continue  # another runner folded this page
             if progress is not None:
@@ -62,6 +95,7 @@ def build_projection(store: EventStore, view: BilanView, name: str,
         while runner.journal is not None and runner.journal.follow():
             pass
         if projection.position() >= store.head():
+            view.rebuild_groups(name)
             return projection  # appends after this are the live runner's to fold
 
 

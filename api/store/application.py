@@ -44,6 +44,7 @@ from miam_economies.domain.acceptance import Payload
 from miam_economies.domain.events import (
     CONFLIT_TOPIC,
     TOPICS,
+    Stored,
     canonical,
     conflict_stream_id,
     stream_id,
@@ -264,6 +265,16 @@ class EventStore(Application[UUID]):
         return [received(sid, CONFLIT_TOPIC, payload_text(ev),
                          stamps.get(id(ev)) or iso_utc(now), now, client)
                 for sid, [(ev, client), *_] in conflicts.items() if sid in unseen]
+
+    def read(self, start: int, limit: int) -> list[tuple[int, Stored]]:
+        """At most ``limit`` stored events from notification id ``start`` (inclusive), in
+        store order, as ``(notification id, typed value)``: a ``Delegation``, ``Pilotage``
+        or ``Correction``, or a ``Conflit`` for a differing re-sent version. One query,
+        and no domain event object per event (the projections' ``EventSource``;
+        ADR-0062). Raises ``PersistenceError``, and as ``EconomiesMapper.values``."""
+        rows = self.economies_recorder.select_states(start, limit)
+        values = self.economies_mapper.values(rows)
+        return [(row[0], value) for row, value in zip(rows, values, strict=True)]
 
     def head(self) -> int:
         """The store's last notification id (0 when empty). Raises ``PersistenceError``."""

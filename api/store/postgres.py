@@ -87,6 +87,13 @@ class PostgresEconomiesRecorder(EconomiesRecorder, PostgresApplicationRecorder):
                            "WHERE originator_id = ANY(%s)", [list(ids)])
         return {r[0]: bytes(r[1]) for r in rows}
 
+    def select_states(self, start: int, limit: int) -> list[tuple[int, str, bytes]]:
+        """See ``EconomiesRecorder.select_states``: tuples, ``state`` as ``bytes``."""
+        rows = self._query(f"SELECT notification_id, topic, state FROM {self._table} "
+                           "WHERE notification_id >= %s ORDER BY notification_id LIMIT %s",
+                           [start, limit])
+        return [(n, topic, bytes(state)) for n, topic, state in rows]
+
     def count_up_to(self, position: int, head: int) -> int:
         """See ``EconomiesRecorder.count_up_to``. The count up to a position never
         changes (see the module), so it is kept and extended from the last one asked:

@@ -16,7 +16,8 @@ from eventsourcing.persistence import ApplicationRecorder, StoredEvent
 
 class EconomiesRecorder(ApplicationRecorder):
     """An application recorder that can also say which streams exist, read their first
-    events back, count the events up to a position, and wake a reader on each insert.
+    events back, read the log as raw rows, count the events up to a position, and wake a
+    reader on each insert.
 
     Every received event is version 1 of its own stream (ADR-0002), so a stream id names
     one stored event.
@@ -42,6 +43,13 @@ class EconomiesRecorder(ApplicationRecorder):
         ``ids`` that exists, by stream id: one query, which says both which streams exist
         and what they hold (the append's existence and conflict check, ADR-0061). Raises
         ``PersistenceError``."""
+
+    @abstractmethod
+    def select_states(self, start: int, limit: int) -> list[tuple[int, str, bytes]]:
+        """``(notification_id, topic, stored state)`` of at most ``limit`` events from
+        notification id ``start`` (inclusive), in id order: the notification log as raw
+        rows, without a ``Notification`` or ``StoredEvent`` object per event (a replay
+        reads every event: ADR-0062). Raises ``PersistenceError``."""
 
     @abstractmethod
     def count_up_to(self, position: int, head: int) -> int:

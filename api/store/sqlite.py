@@ -67,6 +67,16 @@ class SQLiteEconomiesRecorder(EconomiesRecorder, SQLiteApplicationRecorder):
         asked = {i.hex: i for i in ids}
         return {asked[r[0]]: r[1] for r in self._select("originator_id, state", ids)}
 
+    def select_states(self, start: int, limit: int) -> list[tuple[int, str, bytes]]:
+        """See ``EconomiesRecorder.select_states``: plain tuples (the library's connections
+        build an ``sqlite3.Row`` per row), ``state`` as stored."""
+        with self.datastore.transaction(commit=False) as c:
+            cursor = c.sqlite_cursor
+            cursor.row_factory = None
+            cursor.execute(f"SELECT rowid, topic, state FROM {self.events_table_name} "
+                           "WHERE rowid >= ? ORDER BY rowid LIMIT ?", (start, limit))
+            return cursor.fetchall()
+
     def count_up_to(self, position: int, head: int) -> int:
         """See ``EconomiesRecorder.count_up_to``: dense ids, no query."""
         return min(position, head)

@@ -211,8 +211,7 @@ def test_the_conservation_check_shows_a_page_folded_twice(services: Services) ->
     assert ok["stockes"] == ok["comptes"] == 2
     # Fold the same page again, bypassing the runner's compare-and-set (the defect
     # ADR-0007 closes): the conservation figures must disagree.
-    notifications = services.store.recorder.select_notifications(start=1, limit=10)
-    events = [services.store.mapper.to_domain_event(n) for n in notifications]
+    events = [value for _, value in services.store.read(1, 10)]
     services.projection.process_page(events, last_id=2, previous=2)
     broken = services.bilan()["conservation"]
     assert (broken["stockes"], broken["comptes"]) == (2, 4)

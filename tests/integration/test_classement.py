@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from scipy import stats
 
+from miam_economies.api.service.replay import replay
 from miam_economies.api.service.services import Services
 from miam_economies.domain.acceptance import accept_batch
 from tests.conftest import LiveServer
@@ -130,6 +131,16 @@ class ClassementContract:
         assert json.dumps(first) == json.dumps(services.classement("preset"))
         assert first["position"] == services.store.head()
         assert first["formule"] == "v1"
+
+    def test_a_replay_rebuilds_the_same_classement(self, services: Services) -> None:
+        load(services, random.Random(9))
+        live = services.classement("preset")
+        # Folded without groups, then samples rebuilt once from the demandes (ADR-0073).
+        replay(services.settings, "v1", fuseau="Etc/GMT-1")
+        services.runner.follow_switch()
+        rebuilt = services.classement("preset")
+        assert rebuilt["groupes"] == live["groupes"]
+        check(rebuilt, "preset", 10)
 
     def test_refused_breakdowns_and_minimums(self, services: Services) -> None:
         for par, minimum in (("jour", 10), ("modele", 10), ("demande", 10), ("", 10),

@@ -1,6 +1,7 @@
 """The event store's recorders keep one contract on every backend (``EconomiesRecorder``,
-ADR-0043): which streams exist, their stored events, the count up to a position, and a
-wake-up on each insert where the backend can tell. Real SQLite files and a real
+ADR-0043): which streams exist, their stored events, the log as raw rows and its typed
+values (ADR-0062), the count up to a position, and a wake-up on each insert where the
+backend can tell. Real SQLite files and a real
 PostgreSQL database; the store's mapper and compressor seams, end to end."""
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from miam_economies.api.service.export import stored_events
 from miam_economies.api.store.application import EventStore
 from miam_economies.api.store.backends import SQLITE, Database
 from miam_economies.domain.acceptance import accept_batch
-from miam_economies.domain.events import TOPICS, stream_id
+from miam_economies.domain.events import TOPICS, Conflit, stream_id
 from tests.conftest import EXAMPLE_BATCH, fresh_postgres
 from tests.corpus import generate
 
@@ -76,6 +77,32 @@ class RecorderContract:
         assert recorder.count_up_to(0, head) == 0
 
 
+    def test_select_states_reads_the_log_as_raw_rows(self, store: EventStore) -> None:
+        store.append(accept_batch({"evenements": generate(40, seed=7)[:40]}))
+        differing = copy.deepcopy(generate(40, seed=7)[0])
+        differing["session_id"] = "other"
+        assert store.append(accept_batch({"evenements": [differing]})).conflits == 1
+        log = store.recorder.select_notifications(1, 100)
+        assert store.economies_recorder.select_states(1, 100) == [
+            (n.id, n.topic, n.state) for n in log]
+        assert store.economies_recorder.select_states(log[10].id, 5) == [
+            (n.id, n.topic, n.state) for n in log[10:15]]
+        assert store.economies_recorder.select_states(log[-1].id + 1, 5) == []
+
+    def test_read_gives_the_values_the_library_path_gives(self, store: EventStore) -> None:
+        events = generate(60, seed=8)[:60]
+        store.append(accept_batch({"evenements": events}))
+        differing = copy.deepcopy(events[5])
+        differing["session_id"] = "other"
+        store.append(accept_batch({"evenements": [differing]}))
+        log = store.recorder.select_notifications(1, 100)
+        expected = [(n.id, store.mapper.to_domain_event(n).value())  # type: ignore[attr-defined]
+                    for n in log]
+        assert store.read(1, 100) == expected
+        assert expected[-1][1] == Conflit(events[5]["client"])
+        assert store.read(log[20].id, 7) == expected[20:27]
+
+
 class TestRecorderSQLite(RecorderContract):
     backend = "sqlite"
 
@@ -127,5 +154,6 @@ def test_a_compressed_store_appends_and_reads_back_through_the_mapper(
         assert all(b'"payload"' not in n.state for n in raw)  # compressed on disk
         payloads = [e.received_payload() for e in stored_events(store)]
         assert payloads == EXAMPLE_BATCH["evenements"]
+        assert [v.payload for _, v in store.read(1, 10)] == EXAMPLE_BATCH["evenements"]
     finally:
         store.close()

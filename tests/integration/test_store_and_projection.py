@@ -149,8 +149,7 @@ class StoreContract:
             self, services: Services) -> None:
         corpus = generate(600, seed=6)[:500]
         append(services, *corpus)
-        notifications = services.store.recorder.select_notifications(start=1, limit=500)
-        events = [services.store.mapper.to_domain_event(n) for n in notifications]
+        events = [value for _, value in services.store.read(1, 500)]
         projection = services.projection
         # Runner A read 1..300 and runner B read 1..500, both after position 0; A commits first.
         projection.process_page(events[:300], last_id=300, previous=0)

@@ -70,7 +70,9 @@ def bodies(draw: st.DrawFn) -> Any:
             if draw(st.booleans()) and isinstance(target, dict):
                 del target[last]
             else:
-                target[last] = draw(JSON)
+                # A copy: sampled values ([], {}) are shared objects, and a later
+                # mutation inside one must not reach another event, nor itself.
+                target[last] = copy.deepcopy(draw(JSON))
     return draw(st.sampled_from([
         {"evenements": events}, {"evenements": events, "autre": 1}, events,
         {"evenements": events[0]}, {"evenements": []},

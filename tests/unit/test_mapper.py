@@ -1,11 +1,13 @@
 """``EconomiesMapper.received`` writes what the library's own mapper writes for the same
-received event, byte for byte, a configured compressor included (ADR-0043)."""
+received event, byte for byte, a configured compressor included (ADR-0043); its
+``values`` reads back what the library's ``to_domain_event`` reads (ADR-0062)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
 from uuid import uuid4
 
+import pytest
 from eventsourcing.compressor import ZlibCompressor
 from eventsourcing.persistence import DatetimeAsISO, JSONTranscoder, Mapper
 from eventsourcing.utils import get_topic
@@ -14,7 +16,15 @@ from hypothesis import strategies as st
 
 from miam_economies.api.store.mapper import EconomiesMapper, payload_text
 from miam_economies.api.store.transcoder import OrjsonTranscoder
-from miam_economies.domain.events import STORED_CLASSES, ConflitRecu
+from miam_economies.domain.events import (
+    LEGACY_MODULE,
+    STORED_CLASSES,
+    TOPICS,
+    Conflit,
+    ConflitRecu,
+    from_payload,
+)
+from tests.corpus import generate
 
 MOMENTS = st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1),
                        timezones=st.sampled_from([UTC, timezone(timedelta(hours=2))]))
@@ -71,3 +81,35 @@ def test_a_compressor_applies_to_appends_and_reads() -> None:
 def test_payload_text_is_compact_and_keeps_non_ascii_and_huge_integers() -> None:
     assert payload_text({"a": "é", "b": [1, 2]}) == '{"a":"é","b":[1,2]}'
     assert payload_text({"n": 10**30}) == '{"n":' + str(10**30) + "}"
+
+
+@given(seed=st.integers(0, 2**32), compressed=st.booleans())
+def test_values_are_what_the_library_path_gives(seed: int, compressed: bool) -> None:
+    # mapper.values reads stored states straight to typed values (ADR-0062): the values
+    # of to_domain_event(...).value(), a conflict and a compressed store included.
+    options = {"compressor": ZlibCompressor()} if compressed else {}
+    ours = EconomiesMapper(OrjsonTranscoder(), **options)  # type: ignore[arg-type]
+    moment = datetime(2026, 10, 30, 9, 12, 4, 512000, tzinfo=UTC)
+    events = generate(12, seed=seed)
+    stored = [ours.received(uuid4(), TOPICS[e["type"]], payload_text(e),
+                            "2026-10-30T09:12:04.512Z", moment) for e in events]
+    stored.append(ours.received(uuid4(), get_topic(ConflitRecu), payload_text(events[0]),
+                                "2026-10-30T09:12:04.512Z", moment, "claude-code-ci"))
+    rows = [(i, s.topic, s.state) for i, s in enumerate(stored, start=1)]
+    expected = [ours.to_domain_event(s).value() for s in stored]  # type: ignore[attr-defined]
+    assert ours.values(rows) == expected
+    assert expected[-1] == Conflit("claude-code-ci")
+    assert [v.payload for v in ours.values(rows)[:-1]] == events  # type: ignore[union-attr]
+
+
+def test_values_reads_the_topics_of_stores_written_before_the_package_was_renamed() -> None:
+    ours = EconomiesMapper(OrjsonTranscoder())
+    moment = datetime(2026, 10, 30, 9, 12, 4, 512000, tzinfo=UTC)
+    event = generate(1, seed=1)[0]
+    state = ours.received(uuid4(), TOPICS[event["type"]], payload_text(event), "x",
+                          moment).state
+    old_topic = f"{LEGACY_MODULE}:{STORED_CLASSES[event['type']].__qualname__}"
+    [value] = ours.values([(1, old_topic, state)])
+    assert value == from_payload(event)
+    with pytest.raises(TypeError):
+        ours.values([(1, get_topic(Conflit), state)])

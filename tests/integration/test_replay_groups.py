@@ -1,0 +1,147 @@
+"""A replay folds its pages without the journal-field groups and computes them once at its
+end (``BilanView.rebuild_groups``, ADR-0062): the groups it serves equal an independent
+recomputation from the events and the journal, and the live projection's (folded page
+by page), on both backends; sums past 2^63 stay exact (ADR-0051)."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import replace
+from typing import Any
+
+from miam_economies.api.service.bootstrap import open_services
+from miam_economies.api.service.replay import replay
+from miam_economies.api.service.services import Services
+from miam_economies.api.service.settings import Settings
+from miam_economies.domain.validation import validate_batch
+from tests.corpus import generate, journal_lines
+from tests.integration import test_exact_figures as big
+
+FIGURES = ("delegations", "evites", "pilotage", "corrections")
+
+
+def expected_groups(events: list[dict[str, Any]], journal: list[str]
+                    ) -> dict[str, dict[str, dict[str, dict[str, int]]]]:
+    """``{champ: {valeur: {client: four sums}}}`` of the demandes with a journal value,
+    every field of the first line of each demande, recomputed apart from ``domain/``
+    (each id once, first wins; pilotage parts as ADR-0006 splits them)."""
+    first: dict[str, dict[str, Any]] = {}
+    for e in events:
+        first.setdefault(e["id"], e)
+    demandes: dict[tuple[str, str], dict[str, int]] = defaultdict(
+        lambda: dict.fromkeys(FIGURES, 0))
+    for e in first.values():
+        if e["type"] == "delegation":
+            d = demandes[(e["demande_id"], e["client"])]
+            d["delegations"] += 1
+            d["evites"] += e["estimation"]["evites"]
+        elif e["type"] == "pilotage":
+            ids = sorted(e["demande_ids"])
+            base, rest = divmod(e["cout"], len(ids))
+            for i, demande_id in enumerate(ids):
+                demandes[(demande_id, e["client"])]["pilotage"] += base + (i < rest)
+        else:
+            demandes[(e["demande_id"], e["client"])]["corrections"] += e["cout"]
+    values: dict[str, dict[str, str]] = {}
+    for line in journal:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and isinstance(entry.get("demande_id"), str):
+            values.setdefault(entry["demande_id"], {
+                k: v if isinstance(v, str) else json.dumps(v) for k, v in entry.items()
+                if k != "demande_id" and v is not None and not isinstance(v, (dict, list))})
+    out: dict[str, dict[str, dict[str, dict[str, int]]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(lambda: dict.fromkeys(FIGURES, 0))))
+    for (demande_id, client), sums in demandes.items():
+        for champ, valeur in values.get(demande_id, {}).items():
+            row = out[champ][valeur][client]
+            for k in FIGURES:
+                row[k] += sums[k]
+    return out
+
+
+def served_groups(settings: Settings, champ: str) -> dict[str, dict[str, dict[str, int]]]:
+    """The known values of journal field ``champ`` as the active projection serves them
+    (without the ``(inconnu)`` rest), the four sums of each cell."""
+    with open_services(replace(settings, fuseau=None), run_projections=False) as services:
+        services.runner.catch_up()
+        groupes = services.bilan(champ)["groupes"]
+    return {valeur: {client: {k: cell[k] for k in FIGURES} for client, cell in cells.items()}
+            for valeur, cells in groupes.items() if valeur != "(inconnu)"}
+
+
+def load(services: Services, events: list[dict[str, Any]], journal: list[str]) -> None:
+    services.settings.journal_path.write_text("\n".join(journal) + "\n")
+    for start in range(0, len(events), 500):
+        services.store.append(validate_batch({"evenements": events[start:start + 500]}))
+    services.runner.catch_up()
+
+
+def plain(groups: Any) -> Any:
+    return {champ: {v: {c: dict(s) for c, s in cells.items()} for v, cells in vals.items()}
+            for champ, vals in groups.items()}
+
+
+class ReplayGroupsContract:
+    """Groups after a replay, on one backend."""
+
+    def test_groups_after_a_replay_are_the_recomputed_ones(self, services: Services) -> None:
+        events = generate(3_000, seed=11)
+        journal = journal_lines(events, seed=11)
+        load(services, events, journal)
+        expected = plain(expected_groups(events, journal))
+        assert set(expected) == {"preset", "format", "ok", "duree_s"}
+        settings = services.settings
+        live = {champ: served_groups(settings, champ) for champ in expected}
+        assert live == expected  # folded page by page
+        replay(settings, "v1", fuseau="Etc/GMT-3", page_size=700)
+        for champ in expected:
+            assert served_groups(settings, champ) == expected[champ], champ
+
+    def test_journal_lines_joined_during_a_replay_reach_its_groups(
+            self, services: Services) -> None:
+        events = generate(1_500, seed=12)
+        journal = journal_lines(events, seed=12)
+        half = len(journal) // 2
+        load(services, events, journal[:half])
+        settings = services.settings
+        progress_calls = []
+
+        def more_lines(done: int, total: int) -> None:
+            # The journal grows while the replay folds: its follower joins the new lines.
+            if not progress_calls:
+                settings.journal_path.write_text("\n".join(journal) + "\n")
+            progress_calls.append(done)
+
+        replay(settings, "v1", fuseau="Etc/GMT+4", progress=more_lines, page_size=400)
+        assert len(progress_calls) > 1
+        expected = plain(expected_groups(events, journal))
+        for champ in expected:
+            assert served_groups(settings, champ) == expected[champ], champ
+
+    def test_group_sums_past_2_63_stay_exact(self, services: Services) -> None:
+        events = big.history()
+        journal = [json.dumps({"demande_id": big.demande(i),
+                               "preset": "rapide" if i % 2 else "precis"})
+                   for i in range(big.N + 1)]
+        load(services, events, journal)
+        expected = plain(expected_groups(events, journal))["preset"]
+        assert expected["precis"][big.CLIENT]["corrections"] > 2**63
+        settings = services.settings
+        replay(settings, "v1", fuseau="Etc/GMT-5")
+        served = served_groups(settings, "preset")
+        assert served == expected
+        for cells in served.values():
+            for figures in cells[big.CLIENT].values():
+                big.exact(figures, figures)
+
+
+class TestReplayGroupsSQLite(ReplayGroupsContract):
+    backend = "sqlite"
+
+
+class TestReplayGroupsPostgres(ReplayGroupsContract):
+    backend = "postgresql"
