@@ -14,7 +14,7 @@ from miam_economies.api.service.bootstrap import open_services
 from miam_economies.api.service.replay import replay
 from miam_economies.api.service.services import Services
 from miam_economies.api.service.settings import Settings
-from miam_economies.domain.validation import validate_batch
+from miam_economies.domain.acceptance import accept_batch
 from tests.corpus import generate, journal_lines
 from tests.integration import test_exact_figures as big
 
@@ -76,7 +76,7 @@ def served_groups(settings: Settings, champ: str) -> dict[str, dict[str, dict[st
 def load(services: Services, events: list[dict[str, Any]], journal: list[str]) -> None:
     services.settings.journal_path.write_text("\n".join(journal) + "\n")
     for start in range(0, len(events), 500):
-        services.store.append(validate_batch({"evenements": events[start:start + 500]}))
+        services.store.append(accept_batch({"evenements": events[start:start + 500]}))
     services.runner.catch_up()
 
 
