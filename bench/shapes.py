@@ -2,9 +2,8 @@
 
 The plugin re-sends a batch until it gets a 200, always with what arrived since: a batch
 of doublons, or half doublons, is its most common request, and in steady state it posts
-about 10 events every 5 s. Each shape is posted sequentially by one client on a real
-``miam-economies serve`` whose projection folds every append as it comes, and timed per
-POST:
+about 10 events every 5 s. Each shape is posted by one client on a real
+``miam-economies serve`` whose projection folds the appends, and timed per POST:
 
 * ``new``: 500-event batches never seen (the reference of the other two);
 * ``doublons``: the same batches again, every event a doublon;
@@ -19,46 +18,49 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.servers import BATCH, bodies, client_for, corpus, serving
+from bench.servers import BATCH, client_for, corpus, serving
 
 SMALL = 10
 """Events in the plugin's steady-state request (a batch every 5 s)."""
 
 
-def _post(server: Any, batches: list[bytes], expect: tuple[int, int] | None = None
-          ) -> list[float]:
-    """Seconds of each POST of ``batches``, one client, in order; each must be a 200,
-    with ``(recus, doublons)`` equal to ``expect`` when given."""
-    times = []
-    with client_for(server) as http:
-        for body in batches:
-            t0 = time.perf_counter()
-            response = http.post("/economies", content=body)
-            times.append(time.perf_counter() - t0)
-            answer = response.json()
-            if response.status_code != 200:
-                raise RuntimeError(f"POST failed: {response.text[:200]}")
-            if expect is not None and (answer["recus"], answer["doublons"]) != expect:
-                raise RuntimeError(f"expected recus, doublons = {expect}: {answer}")
-    return times
+def _post(http: Any, body: bytes, expect: tuple[int, int]) -> float:
+    """Seconds of one POST of ``body``; it must be a 200 with ``(recus, doublons)`` equal
+    to ``expect``."""
+    t0 = time.perf_counter()
+    response = http.post("/economies", content=body)
+    elapsed = time.perf_counter() - t0
+    if response.status_code != 200:
+        raise RuntimeError(f"POST failed: {response.text[:200]}")
+    answer = response.json()
+    if (answer["recus"], answer["doublons"]) != expect:
+        raise RuntimeError(f"expected recus, doublons = {expect}: {answer}")
+    return elapsed
+
+
+def _body(events: list[dict[str, Any]]) -> bytes:
+    return json.dumps({"evenements": events}, ensure_ascii=False,
+                      separators=(",", ":")).encode()
 
 
 def shapes(size: int, work: Path) -> dict[str, list[float]]:
-    """POST seconds of each shape, ``size`` events each for the 500-event shapes (and as
-    many 10-event POSTs as ``size / 20``), on a fresh server in ``work``."""
+    """POST seconds of each shape on a fresh server in ``work``: ``size`` events in
+    500-event batches, each new batch followed at once by its re-sending and by a batch
+    of half of it and 250 new events, so the three shapes meet the same store and the
+    same projection work; then ``size / 20`` 10-event POSTs, after the projection has
+    caught up, each folded as it comes."""
     events = corpus(3 * size, seed=7)
     first, fresh, small = events[:size], events[size:2 * size], events[2 * size:]
-    half_batches = [
-        json.dumps({"evenements": first[i:i + BATCH // 2] + fresh[i:i + BATCH // 2]},
-                   ensure_ascii=False, separators=(",", ":")).encode()
-        for i in range(0, size, BATCH // 2)][: size // BATCH]
-    small_batches = [
-        json.dumps({"evenements": small[i:i + SMALL]}, ensure_ascii=False,
-                   separators=(",", ":")).encode()
-        for i in range(0, min(len(small), size // 2), SMALL)]
-    with serving(work) as server:
-        result = {"new": _post(server, bodies(first), (BATCH, 0)),
-                  "doublons": _post(server, bodies(first), (0, BATCH)),
-                  "half": _post(server, half_batches, (BATCH // 2, BATCH // 2)),
-                  "small": _post(server, small_batches, (SMALL, 0))}
+    half = BATCH // 2
+    result: dict[str, list[float]] = {"new": [], "doublons": [], "half": [], "small": []}
+    with serving(work) as server, client_for(server) as http:
+        for i in range(size // BATCH):
+            batch = first[i * BATCH:(i + 1) * BATCH]
+            result["new"].append(_post(http, _body(batch), (BATCH, 0)))
+            result["doublons"].append(_post(http, _body(batch), (0, BATCH)))
+            mixed = batch[:half] + fresh[i * half:(i + 1) * half]
+            result["half"].append(_post(http, _body(mixed), (half, half)))
+        http.get("/economies/bilan", params={"attendre": "1"}).raise_for_status()
+        for i in range(0, min(len(small), size // 2), SMALL):
+            result["small"].append(_post(http, _body(small[i:i + SMALL]), (SMALL, 0)))
     return result

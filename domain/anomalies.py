@@ -22,7 +22,7 @@ from miam_economies.domain.formulas import (
     counts_serveur,
     cout_correction,
     cout_pilotage,
-    evites_serveur,
+    evites_of_counts,
 )
 
 KINDS = ("evites", "estimation", "par_subagent", "cout", "id")
@@ -42,9 +42,10 @@ def anomalies(evenement: Received) -> tuple[str, ...]:
 def _(d: Delegation) -> tuple[str, ...]:
     e = d.estimation
     found = []
-    if e.evites != evites_serveur(d):
+    counts = counts_serveur(d)
+    if e.evites != evites_of_counts(d, *counts):
         found.append("evites")
-    if (e.lus, e.ecrits, e.rendus) != counts_serveur(d):
+    if (e.lus, e.ecrits, e.rendus) != counts:
         found.append("estimation")
     if d.par_subagent != (d.agent_id is not None):
         found.append("par_subagent")

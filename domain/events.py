@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, TypeVar
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 import orjson
@@ -154,34 +154,58 @@ def from_payload(payload: Mapping[str, Any]) -> Received:
     Use it on events read back from the store; it does not check anything again.
     Raises ``KeyError``/``TypeError`` only if the payload never was valid (a bug).
     """
-    # Positional construction, field order as declared: this runs for every event a
-    # projection folds, and building a keyword dict per event costs more than the rest.
+    # This runs for every event a projection folds: each value is handed its attributes
+    # at once (``_built``), which a test holds to what the constructors build.
     p = payload
     kind = p["type"]
     if kind == "delegation":
         e = p["estimation"]
-        return Delegation(
-            p["id"], p["date"], p["client"], p["session_id"], p, p["demande_id"],
-            p["agent_id"], p["par_subagent"], p["retour"], p["tokens_entree"],
-            p["tokens_sortie"],
-            Estimation(e["lus"], e["ecrits"], e["consigne"], e["rendus"], e["evites"],
-                       e["methode"]),
-        )
+        return _built(Delegation, {
+            "id": p["id"], "date": p["date"], "client": p["client"],
+            "session_id": p["session_id"], "payload": p, "demande_id": p["demande_id"],
+            "agent_id": p["agent_id"], "par_subagent": p["par_subagent"],
+            "retour": p["retour"], "tokens_entree": p["tokens_entree"],
+            "tokens_sortie": p["tokens_sortie"],
+            "estimation": _built(Estimation, {
+                "lus": e["lus"], "ecrits": e["ecrits"], "consigne": e["consigne"],
+                "rendus": e["rendus"], "evites": e["evites"], "methode": e["methode"]}),
+            "type": "delegation"})
     if kind == "pilotage":
         u = p["usage"]
-        return Pilotage(
-            p["id"], p["date"], p["client"], p["session_id"], p, p["agent_id"],
-            p["turn_id"], tuple(p["demande_ids"]), p["modele"],
-            Usage(u["input_tokens"], u["output_tokens"], u["cache_read_input_tokens"],
-                  u["cache_creation_input_tokens"]),
-            p["cout"],
-        )
+        return _built(Pilotage, {
+            "id": p["id"], "date": p["date"], "client": p["client"],
+            "session_id": p["session_id"], "payload": p, "agent_id": p["agent_id"],
+            "turn_id": p["turn_id"], "demande_ids": tuple(p["demande_ids"]),
+            "modele": p["modele"],
+            "usage": _built(Usage, {
+                "input_tokens": u["input_tokens"], "output_tokens": u["output_tokens"],
+                "cache_read_input_tokens": u["cache_read_input_tokens"],
+                "cache_creation_input_tokens": u["cache_creation_input_tokens"]}),
+            "cout": p["cout"], "type": "pilotage"})
     if kind == "correction":
-        return Correction(
-            p["id"], p["date"], p["client"], p["session_id"], p, p["demande_id"],
-            p["outil"], p["tool_use_id"], p["tokens_lus"], p["tokens_ecrits"], p["cout"],
-        )
+        return _built(Correction, {
+            "id": p["id"], "date": p["date"], "client": p["client"],
+            "session_id": p["session_id"], "payload": p, "demande_id": p["demande_id"],
+            "outil": p["outil"], "tool_use_id": p["tool_use_id"],
+            "tokens_lus": p["tokens_lus"], "tokens_ecrits": p["tokens_ecrits"],
+            "cout": p["cout"], "type": "correction"})
     raise TypeError(f"unknown event type {kind!r}")
+
+
+_T = TypeVar("_T")
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _built(cls: type[_T], attributes: dict[str, Any]) -> _T:
+    """An instance of the frozen dataclass ``cls`` whose attributes are ``attributes``
+    (every field, by name, in declaration order), without running its ``__init__``,
+    which sets each field through ``object.__setattr__``: a 12-field value costs 2.5 µs
+    that way and 0.9 µs this way (ADR-0062). For this module's value classes only: no
+    ``__post_init__``, no ``__slots__``."""
+    value = _new(cls)
+    _set(value, "__dict__", attributes)
+    return value
 
 
 def decode_payload(text: str) -> dict[str, Any]:

@@ -105,7 +105,12 @@ def evites_serveur(d: Delegation) -> int:
     ecrits for ``complet`` (the plugin's ``rendus`` for ``apercu``: the answer's length is
     not sent), and the consigne and the reading count only without a subagent (agent_id
     null). The consigne's length is not sent either: the plugin's ``consigne`` is used."""
-    lus, ecrits, rendus = counts_serveur(d)
+    return evites_of_counts(d, *counts_serveur(d))
+
+
+def evites_of_counts(d: Delegation, lus: int, ecrits: int, rendus: int) -> int:
+    """``evites_serveur`` of ``d`` from its ``counts_serveur`` already computed, tokens
+    (the anomaly check needs both: ADR-0062)."""
     if d.agent_id is not None:
         return lus + ecrits
     return lus + ecrits - (d.estimation.consigne + rendus)
