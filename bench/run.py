@@ -9,7 +9,8 @@ reference measured beside it (issue 6):
    transaction, WAL + synchronous FULL (the store's durability);
 3. the naive design (``bench.naive``): ``economies.jsonl`` + a set of ids, bilan by scan,
    on the same Starlette/uvicorn: ingest, bilan reads and start-up, ours / naive;
-4. bilan read latency (per client, one day, one demande) at each history size;
+4. bilan read latency (per client, one day, one demande) at each history size, and the
+   classement's (``par=preset``), which the naive design does not have;
 5. replay of every projection at the largest size, against the raw notification-log read;
 6. the server's peak RSS and its time to a first 200 at each size;
 7. with ``--postgres`` (the default): ingest over HTTP on PostgreSQL, ``serve --workers 1``
@@ -162,6 +163,8 @@ def reads(server: Server, target: dict[str, str], requests: int) -> dict[str, li
     }
     if server.naive:
         kinds["jour"] = ("/economies/bilan", {"depuis": target["day"]})
+    else:  # the naive design has no classement: ours is read against its own bilan
+        kinds["classement"] = ("/economies/classement", {"par": "preset"})
     out: dict[str, list[float]] = {}
     with client_for(server) as http:
         for kind, (path, params) in kinds.items():
@@ -316,6 +319,13 @@ def rows(ingested: dict[str, Any], histories: dict[str, Any]) -> list[list[str]]
                  / percentile(histories[smallest]["reads"]["ours"][read], 50))
         out.append([f"bilan read ({read}): p50 {int(largest):,} / {int(smallest):,}", "", "",
                     f"{ratio:.2f}", "<= 1.5"])
+    for size in sizes:
+        ours = histories[size]["reads"]["ours"]
+        p50, jour = percentile(ours["classement"], 50), percentile(ours["jour"], 50)
+        out.append([f"classement read (par=preset) at {int(size):,} events: p50 / p99",
+                    f"{p50 * 1000:.2f} / {percentile(ours['classement'], 99) * 1000:.2f} ms",
+                    f"bilan par jour {jour * 1000:.2f} ms", f"{p50 / jour:.2f}",
+                    "<= 5 ms" if size == largest else ""])
     top = histories[largest]
     raw_read, rate = median(top["raw_log_read"]), median(top["replay"])
     out.append([f"replay, every projection, {int(largest):,} events", f"{rate:,.0f} ev/s",

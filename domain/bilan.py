@@ -19,7 +19,7 @@ from typing import Any
 from miam_economies.domain.events import Correction, Delegation, Pilotage, Received
 from miam_economies.domain.formulas import Formule
 from miam_economies.domain.instants import parse_instant
-from miam_economies.domain.tarifs import tarif
+from miam_economies.domain.tarifs_v2 import CATALOGUE as TARIFS_USD
 
 
 @dataclass(slots=True)
@@ -258,9 +258,11 @@ class FiguresModele:
         return figures
 
     def usd(self, modele: str) -> float | None:
-        """What these turns cost at ``modele``'s API prices, USD (``domain.tarifs``), to
-        the micro-dollar; None for a model without a known price, never 0."""
-        price = tarif(modele)
+        """What these turns cost at ``modele``'s API base prices, USD, to the micro-dollar;
+        None for a model without a known price, never 0. Prices: ``domain.tarifs_v2`` (the
+        ``genai-prices`` catalogue, ADR-0071) whatever the formula, since USD is no
+        formula's figure."""
+        price = TARIFS_USD.tarif(modele)
         if price is None:
             return None
         micro_dollars = (self.input_tokens * price.input + self.output_tokens * price.output

@@ -13,8 +13,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
+from miam_economies.domain import tarifs, tarifs_v2
+from miam_economies.domain.catalogue import Catalogue
 from miam_economies.domain.events import Correction, Delegation, Estimation, Pilotage, Usage
-from miam_economies.domain.tarifs import ratios
 
 
 def js_round_div(numerator: int, denominator: int) -> int:
@@ -134,7 +135,7 @@ V1_SERVEUR = Formule(
 
 @dataclass(frozen=True)
 class PoidsEntiers:
-    """``domain.tarifs.ratios`` over a common ``denominateur``: a weighted sum is then an
+    """A catalogue's ``ratios`` over a common ``denominateur``: a weighted sum is then an
     integer numerator, rounded once by ``js_round_div``, exactly as the fractions would be
     (ADR-0005) and about 5x cheaper than ``Fraction`` arithmetic on every folded event."""
 
@@ -152,49 +153,59 @@ class PoidsEntiers:
                             self.denominateur)
 
 
-@functools.lru_cache(maxsize=256)
-def poids(modele: str | None) -> PoidsEntiers:
-    """``ratios(modele)`` as integers over their least common denominator (cached: the
-    price table is constant, and a model name recurs on every pilotage)."""
-    w = ratios(modele)
+@functools.lru_cache(maxsize=512)
+def poids(modele: str | None, catalogue: Catalogue = tarifs.CATALOGUE) -> PoidsEntiers:
+    """``catalogue.ratios(modele)`` (default: ``pondere-v1``'s table, ``domain.tarifs``) as
+    integers over their least common denominator (cached: a table is constant, and a
+    model name recurs on every pilotage)."""
+    w = catalogue.ratios(modele)
     weights = (w.input, w.output, w.cache_write, w.cache_read)
     denominator = math.lcm(*(f.denominator for f in weights))
     return PoidsEntiers(denominator, *(int(f * denominator) for f in weights))
 
 
-def _evites_pondere(d: Delegation) -> int:
-    # Claude would have read the input (input tokens) and written the output (output
-    # tokens); without a subagent it also writes the consigne and reads the answer back.
-    # The counts are recomputed from the raw counters, as v1-serveur does.
-    lus, ecrits, rendus = counts_serveur(d)
-    if d.agent_id is None:
-        return poids(None).arrondi(input=lus - rendus, output=ecrits - d.estimation.consigne)
-    return poids(None).arrondi(input=lus, output=ecrits)
+def pondere(name: str, catalogue: Catalogue) -> Formule:
+    """The weighted formula ``name`` on the price table ``catalogue``: tokens weighted by
+    kind and by model, in input tokens of the catalogue's reference model (contract,
+    "Limites de l'estimation": a written token costs more than a read one, a Haiku token is
+    not an Opus token), from the raw counters as ``v1-serveur`` recomputes them. A pilotage
+    weighs at its model's prices (an unknown model as the reference model); delegations
+    and corrections, whose Claude model is not sent, at the reference model's (output 5x,
+    cache write 1.25x, cache read 0.1x for ``claude-sonnet-4-5``). One name, one table
+    (ADR-0009)."""
+    reference = poids(None, catalogue)
+
+    def evites(d: Delegation) -> int:
+        # Claude would have read the input (input tokens) and written the output (output
+        # tokens); without a subagent it also writes the consigne and reads the answer
+        # back. The counts are recomputed from the raw counters, as v1-serveur does.
+        lus, ecrits, rendus = counts_serveur(d)
+        if d.agent_id is None:
+            return reference.arrondi(input=lus - rendus, output=ecrits - d.estimation.consigne)
+        return reference.arrondi(input=lus, output=ecrits)
+
+    def cout_pilotage(p: Pilotage) -> int:
+        u = p.usage
+        return poids(p.modele, catalogue).arrondi(
+            u.input_tokens, u.output_tokens, u.cache_creation_input_tokens,
+            u.cache_read_input_tokens)
+
+    def cout_correction(c: Correction) -> int:
+        return reference.arrondi(input=c.tokens_lus, output=c.tokens_ecrits)
+
+    return Formule(name=name, evites=evites, cout_pilotage=cout_pilotage,
+                   cout_correction=cout_correction)
 
 
-def _cout_pilotage_pondere(p: Pilotage) -> int:
-    u = p.usage
-    return poids(p.modele).arrondi(u.input_tokens, u.output_tokens,
-                                   u.cache_creation_input_tokens, u.cache_read_input_tokens)
+PONDERE = pondere("pondere-v1", tarifs.CATALOGUE)
+"""Weighted on ``domain.tarifs`` (Anthropic's prices as known on 2025-11-24, the 4.5
+models and older): frozen, replay reproducible. Models it does not list, such as the
+contract's ``claude-haiku-5-5``, weigh as ``claude-sonnet-4-5``."""
 
+PONDERE_V2 = pondere("pondere-v2", tarifs_v2.CATALOGUE)
+"""Weighted on ``domain.tarifs_v2``, generated from the ``genai-prices`` catalogue (its
+version and day in that module), base rates only (ADR-0071)."""
 
-def _cout_correction_pondere(c: Correction) -> int:
-    return poids(None).arrondi(input=c.tokens_lus, output=c.tokens_ecrits)
-
-
-PONDERE = Formule(
-    name="pondere-v1",  # defined on domain.tarifs as of 2025-11-24: a new table, a new name
-    evites=_evites_pondere,
-    cout_pilotage=_cout_pilotage_pondere,
-    cout_correction=_cout_correction_pondere,
-)
-"""Tokens weighted by kind and by model, in input tokens of the reference model
-(``domain.tarifs.REFERENCE``) (contract, "Limites de l'estimation": a written token costs
-more than a read one, a Haiku token is not an Opus token), from the raw counters as
-``v1-serveur`` recomputes them. A pilotage weighs at its model's prices; delegations and
-corrections, whose Claude model is not sent, at the reference model's (output 5x, cache
-write 1.25x, cache read 0.1x)."""
-
-FORMULES: Mapping[str, Formule] = {f.name: f for f in (V1, V1_SERVEUR, PONDERE)}
+FORMULES: Mapping[str, Formule] = {f.name: f for f in (V1, V1_SERVEUR, PONDERE, PONDERE_V2)}
 """Registry of formulas by name (ADR-0009). A formula's name is its version: changing one
 means adding a new name, never editing a registered one."""

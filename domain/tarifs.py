@@ -4,37 +4,22 @@ Source: Anthropic's public price list (docs "Pricing", standard API, 5-minute ca
 writes), as known on 2025-11-24 and transcribed here on 2026-11-30 without network access
 to re-check it. A model is its table name, optionally followed by ``-YYYYMMDD`` or
 ``-latest`` (``claude-sonnet-4-5-20250929`` -> ``claude-sonnet-4-5``; ``claude-opus-4-6``
-matches nothing). A model absent from the table has no USD figure (null, never 0), and its
-tokens weigh as the reference model's.
+matches nothing). A model absent from the table weighs as the reference model. The shape
+and the lookup rule are ``domain.catalogue``'s.
 
 ``pondere-v1`` is defined on this table: editing it changes that formula's figures, so a
-new table goes with a new formula name (ADR-0009).
+new table goes with a new formula name (ADR-0009). It is frozen as it is; ``pondere-v2``
+and the ``usd`` figures use ``domain.tarifs_v2`` (ADR-0071).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass
-from fractions import Fraction
 
+from miam_economies.domain.catalogue import Catalogue, Tarif
 
-@dataclass(frozen=True)
-class Tarif:
-    """USD per million tokens: ``input``, ``output``, ``cache_write`` (5-minute), and
-    ``cache_read``; exact fractions, never floats."""
-
-    input: Fraction
-    output: Fraction
-    cache_write: Fraction
-    cache_read: Fraction
-
-    @staticmethod
-    def of(input: str, output: str, cache_write: str, cache_read: str) -> Tarif:
-        """A price row from decimal strings (``"0.30"``)."""
-        return Tarif(Fraction(input), Fraction(output), Fraction(cache_write),
-                     Fraction(cache_read))
-
+__all__ = ["CATALOGUE", "RATIOS_PAR_DEFAUT", "REFERENCE", "TARIFS", "Tarif", "ratios",
+           "tarif"]
 
 TARIFS: Mapping[str, Tarif] = {
     "claude-opus-4-5": Tarif.of("5", "25", "6.25", "0.50"),
@@ -56,26 +41,18 @@ RATIOS_PAR_DEFAUT = Tarif.of("1", "5", "1.25", "0.1")
 """Weights of the reference model's tokens, in its input tokens (output 5x, cache write
 1.25x, cache read 0.1x): used where the model is unknown or not sent."""
 
-_VERSION = re.compile(r"-(\d{8}|latest)")
+CATALOGUE = Catalogue(TARIFS, REFERENCE)
+"""This table as a ``Catalogue`` (the shape ``domain.tarifs_v2`` shares)."""
 
 
 def tarif(modele: str) -> Tarif | None:
     """The price row of API model name ``modele``: a table name, alone or followed by a
     ``-YYYYMMDD`` date or ``-latest``; None for any other name."""
-    for name, row in TARIFS.items():
-        if modele == name or (modele.startswith(name + "-")
-                              and _VERSION.fullmatch(modele[len(name):])):
-            return row
-    return None
+    return CATALOGUE.tarif(modele)
 
 
 def ratios(modele: str | None) -> Tarif:
     """What one token of each kind of ``modele`` weighs, in input tokens of the reference
     model (``REFERENCE``): a Haiku token weighs less than an Opus one. An unknown model (or
-    None: the model is not sent) weighs as the reference model."""
-    known = tarif(modele) if modele is not None else None
-    if known is None:
-        return RATIOS_PAR_DEFAUT
-    unit = TARIFS[REFERENCE].input
-    return Tarif(known.input / unit, known.output / unit, known.cache_write / unit,
-                 known.cache_read / unit)
+    None: the model is not sent) weighs as the reference model (``RATIOS_PAR_DEFAUT``)."""
+    return CATALOGUE.ratios(modele)

@@ -7,7 +7,8 @@ The names a host app (MIAM) uses, importable from here (SPEC, "Installed as a li
 * ``open_economies(settings)``: the async context manager the host's lifespan enters;
 * ``Settings``: where the data lives and how the routes behave;
 * ``economies_section(data, par=...)`` and ``net_du_jour(client, data)``: the bilan from
-  Python, without a server; ``read_bilan(data)`` for the whole snapshot.
+  Python, without a server; ``read_bilan(data)`` for the whole snapshot;
+* ``read_classement(data, par="preset")``: which preset is ahead, and how sure that is.
 
 Everything else lives in the three sub-packages, ``miam_economies.domain`` (pure),
 ``miam_economies.projections`` (read models) and ``miam_economies.api`` (the edges and the
@@ -25,11 +26,16 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from miam_economies.api.http.app import economies_routes, open_economies
-    from miam_economies.api.service.reading import economies_section, net_du_jour, read_bilan
+    from miam_economies.api.service.reading import (
+        economies_section,
+        net_du_jour,
+        read_bilan,
+        read_classement,
+    )
     from miam_economies.api.service.settings import Settings
 
 __all__ = ["Settings", "economies_routes", "economies_section", "net_du_jour",
-           "open_economies", "read_bilan"]
+           "open_economies", "read_bilan", "read_classement"]
 
 _HOMES = {
     "economies_routes": "miam_economies.api.http.app",
@@ -37,6 +43,7 @@ _HOMES = {
     "economies_section": "miam_economies.api.service.reading",
     "net_du_jour": "miam_economies.api.service.reading",
     "read_bilan": "miam_economies.api.service.reading",
+    "read_classement": "miam_economies.api.service.reading",
     "Settings": "miam_economies.api.service.settings",
 }
 

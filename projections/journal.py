@@ -54,7 +54,8 @@ def parse_line(raw: bytes) -> JournalLine | None:
 
     A line without a string ``demande_id`` gives ``JournalLine("", {})``: usable, counted
     apart. ``valeurs`` keeps the scalar fields but ``demande_id``: strings as they are,
-    numbers and booleans as JSON text; nulls, lists and objects are left out.
+    numbers and booleans as JSON text; nulls, lists, objects and a field named "" are
+    left out.
     """
     try:
         obj: Any = loads_strict(raw)
@@ -67,7 +68,9 @@ def parse_line(raw: bytes) -> JournalLine | None:
         return JournalLine("", {})
     valeurs = {}
     for champ, valeur in obj.items():
-        if champ == "demande_id" or valeur is None or isinstance(valeur, (dict, list)):
+        # "": the view's name for a client's whole sample (sql_samples.CLIENT_WIDE).
+        if (champ in ("demande_id", "") or valeur is None
+                or isinstance(valeur, (dict, list))):
             continue
         valeurs[champ] = valeur if isinstance(valeur, str) else json.dumps(valeur)
     return JournalLine(demande_id, valeurs)

@@ -18,18 +18,19 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
 from miam_economies.domain.bilan import Figures
 from miam_economies.projections.delta import PageDelta
-from miam_economies.projections.sql_reads import SqlReads
-from miam_economies.projections.sql_schema import TOKEN_LIMIT, Cursor
+from miam_economies.projections.sql_samples import (
+    SqlSamples,
+    contribution,
+    samples_by_projection,
+)
+from miam_economies.projections.sql_schema import TOKEN_LIMIT, Cursor, chunks
 from miam_economies.projections.view import JournalLine
-
-CHUNK = 500
-"""Ids per ``IN (...)`` list: far below either backend's bound on parameters."""
 
 _FIGURES_OF_D = "d.delegations, d.evites, d.pilotage, d.corrections"
 _SUMS_OF_D = "sum(d.delegations), sum(d.evites), sum(d.pilotage), sum(d.corrections)"
@@ -37,14 +38,9 @@ _JOINED = ("FROM bilan_demandes d JOIN journal_valeurs v "
            "ON v.chemin = ? AND v.demande_id = d.demande_id WHERE d.projection = ?")
 
 
-def chunks(items: Sequence[Any]) -> Iterator[Sequence[Any]]:
-    """``items`` in slices of at most ``CHUNK``."""
-    for i in range(0, len(items), CHUNK):
-        yield items[i:i + CHUNK]
-
-
-class SqlGroups(SqlReads):
-    """Writes of ``bilan_groupes`` and the token sums' upsert arithmetic; a backend gives
+class SqlGroups(SqlSamples):
+    """Writes of ``bilan_groupes`` and of the classement's samples beside them
+    (``SqlSamples``), and the token sums' upsert arithmetic; a backend gives
     ``_write``, ``ADD_TOKENS``/``tokens`` where its columns need them, and
     ``EXACT_SUMS``."""
 
@@ -76,8 +72,9 @@ class SqlGroups(SqlReads):
                             for c in tokens)])
 
     def rebuild_groups(self, name: str) -> None:
-        """Compute projection ``name``'s groups again from its demandes and its journal's
-        values, in one write transaction (a replay that folded its pages without groups
+        """Compute projection ``name``'s groups (and the classement's samples,
+        ``rebuild_samples``) again from its demandes and its journal's values, in one
+        write transaction (a replay that folded its pages without groups
         calls it once at the end; ADR-0062). Raises ``PersistenceError``."""
         with self._write() as c:
             c.execute("SELECT journal FROM bilan_state WHERE projection = ?", (name,))
@@ -86,6 +83,7 @@ class SqlGroups(SqlReads):
             if row is None:
                 return
             journal = row[0]
+            self.rebuild_samples(c, name, journal)
             if self.EXACT_SUMS or self._sums_fit(c, name):
                 c.execute("INSERT INTO bilan_groupes SELECT d.projection, v.champ, v.valeur, "
                           f"d.client, {_SUMS_OF_D} {_JOINED} "
@@ -111,9 +109,12 @@ class SqlGroups(SqlReads):
                   "total(abs(corrections)) FROM bilan_demandes WHERE projection = ?", (name,))
         return all(total < TOKEN_LIMIT / 2 for total in c.fetchone())
 
-    def _fold_groups(self, c: Cursor, name: str, journal: str, delta: PageDelta) -> None:
+    def _fold_groups(self, c: Cursor, name: str, journal: str, delta: PageDelta,
+                     before: Mapping[tuple[str, str], tuple[int, int, int, int]]) -> None:
         """Add a page's demande deltas to the groups of the demandes already joined with
-        the journal; the others are joined when their line comes (``_join_groups``)."""
+        the journal, and their changes to the samples (``before``: the page's demandes
+        as they were, ``demandes_before``); the others are joined when their line comes
+        (``_join_groups``)."""
         ids = sorted({demande_id for _, demande_id in delta.demandes})
         valeurs: defaultdict[str, list[tuple[str, str]]] = defaultdict(list)
         for chunk in chunks(ids):
@@ -126,12 +127,14 @@ class SqlGroups(SqlReads):
             for champ, valeur in valeurs.get(demande_id, ()):
                 groups[(champ, valeur, client)].add(d.figures)
         self._add_groups(c, name, sorted(groups.items()))
+        self.fold_samples(c, name, delta, before, valeurs)
 
     def _join_groups(self, c: Cursor, chemin: str, new: Mapping[str, JournalLine]) -> None:
-        """Bring the figures of the demandes already folded to the groups of their new
-        journal lines ``new`` (by demande id), in every projection built on journal
-        ``chemin``."""
+        """Bring the figures of the demandes already folded to the groups (and samples) of
+        their new journal lines ``new`` (by demande id), in every projection built on
+        journal ``chemin``."""
         groups: defaultdict[tuple[str, str, str, str], Figures] = defaultdict(Figures)
+        samples = []
         for chunk in chunks(sorted(new)):
             c.execute(f"SELECT d.projection, d.demande_id, d.client, {_FIGURES_OF_D} "
                       "FROM bilan_demandes d JOIN bilan_state s "
@@ -139,13 +142,19 @@ class SqlGroups(SqlReads):
                       f"WHERE d.demande_id IN ({','.join('?' * len(chunk))})",
                       [chemin, *chunk])
             for projection, demande_id, client, *figures in c.fetchall():
+                d, e, p, k = map(int, figures)
+                sums = contribution(d, e, p, k)
                 for champ, valeur in new[demande_id].valeurs.items():
-                    groups[(projection, champ, valeur, client)].add(Figures(*map(int, figures)))
+                    groups[(projection, champ, valeur, client)].add(Figures(d, e, p, k))
+                    if sums[0]:
+                        samples.append((projection, (champ, valeur, client), sums))
         by_projection: defaultdict[str, list[Any]] = defaultdict(list)
         for (projection, champ, valeur, client), f in sorted(groups.items()):
             by_projection[projection].append(((champ, valeur, client), f))
         for projection, items in by_projection.items():
             self._add_groups(c, projection, items)
+        for projection, keyed in samples_by_projection(samples):
+            self.add_samples(c, projection, keyed)
 
     def _add_groups(self, c: Cursor, name: str,
                     groups: Iterable[tuple[tuple[str, str, str], Figures]]) -> None:

@@ -7,6 +7,7 @@ the journal file.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 Cursor = Any
@@ -19,7 +20,8 @@ TOKEN_LIMIT = 2**62
 """Magnitude from which a token sum may overflow a 64-bit integer once added to another
 below it: SQLite keeps such a sum as decimal text (ADR-0051)."""
 TABLES = ("bilan_clients", "bilan_state", "bilan_jours", "bilan_modeles", "bilan_demandes",
-          "bilan_outils", "bilan_liens", "bilan_groupes", "bilan_anomalies")
+          "bilan_outils", "bilan_liens", "bilan_groupes", "bilan_echantillons",
+          "bilan_anomalies")
 """The tables keyed by projection."""
 JOURNAL_TABLES = ("journal_valeurs", "journal_demandes", "journal_suivi")
 """The tables keyed by journal file."""
@@ -30,6 +32,14 @@ store and joined again with the journal. ``bilan_state`` (each projection's sett
 zone, journal, formula) and ``bilan_actif`` (which one serves) are kept, their figures'
 count reset, so an upgrade never moves the bilan to another zone or formula."""
 
+CHUNK = 500
+"""Ids per ``IN (...)`` list: far below either backend's bound on parameters."""
+
+
+def chunks(items: Sequence[Any]) -> Iterator[Sequence[Any]]:
+    """``items`` in slices of ``CHUNK``, for ``IN (...)`` lists."""
+    for i in range(0, len(items), CHUNK):
+        yield items[i:i + CHUNK]
 
 
 def view_tables(text: str, integer: str, tokens: str, boolean: str,
@@ -89,6 +99,14 @@ def view_tables(text: str, integer: str, tokens: str, boolean: str,
         f"CREATE TABLE IF NOT EXISTS bilan_groupes (projection {t}, champ {t}, "
         f"valeur {t}, client {t}, {figures}, "
         f"PRIMARY KEY (projection, champ, valeur, client)){w}",
+        # The classement's samples per (field, value, client), and per client under the
+        # field '': the count of demandes with a delegation and the sums of their
+        # figures, squares and product (ADR-0073).
+        f"CREATE TABLE IF NOT EXISTS bilan_echantillons (projection {t}, champ {t}, "
+        f"valeur {t}, client {t}, demandes {i} NOT NULL, evites {n} NOT NULL, "
+        f"pilotage {n} NOT NULL, corrections {n} NOT NULL, evites_squared {n} NOT NULL, "
+        f"corrections_squared {n} NOT NULL, evites_times_corrections {n} NOT NULL, "
+        f"net_squared {n} NOT NULL, PRIMARY KEY (projection, champ, valeur, client)){w}",
         # Per journal file (chemin): its first line per demande, the scalar values
         # of those lines, and how far it was read (fichier: device:inode; empreinte:
         # a digest of the bytes read, to tell a file truncated and refilled in place).

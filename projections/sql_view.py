@@ -99,9 +99,13 @@ class SqlBilanView(SqlGroups, BilanView):
                         tk(m.cache_creation_input_tokens), tk(m.cout))
                        for (client, modele), m in delta.modeles.items()),
             )
-            self._fold_demandes(c, name, delta)
             if groupes or self._serves(c, name):
-                self._fold_groups(c, name, recorded[1], delta)
+                # The classement's samples need the page's demandes as they were.
+                before = self.demandes_before(c, name, delta)
+                self._fold_demandes(c, name, delta)
+                self._fold_groups(c, name, recorded[1], delta, before)
+            else:
+                self._fold_demandes(c, name, delta)
 
     @staticmethod
     def _serves(c: Cursor, name: str) -> bool:

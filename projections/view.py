@@ -212,6 +212,14 @@ class BilanView(TrackingRecorder, ABC):
         for an id never seen), in the shape of ``GET /economies/demandes/{id}``."""
 
     @abstractmethod
+    def samples(self, name: str, par: str) -> tuple[int, dict[str, tuple[int, ...]]]:
+        """Projection ``name``'s tracking position and the classement's samples by group
+        of ``par`` (``client`` or a journal field), in one read transaction: ``{cle:
+        sums}``, the sums in ``sql_samples.SAMPLE_SUMS`` order (exact integers, tokens
+        and tokens²); demandes without a value for the field under ``INCONNU``
+        (ADR-0073)."""
+
+    @abstractmethod
     def reset(self, name: str) -> None:
         """Delete projection ``name``'s figures, groups and tracking position (a runner
         still folding it starts again from 0: its next compare-and-set fails); keep its

@@ -165,7 +165,7 @@ def expected_breakdowns(events: list[dict[str, Any]], journal: list[str],
     """Every breakdown of ``events`` (each id once), recomputed apart from ``domain/``.
 
     Returns ``{"jour": {day: {client: row}}, "modele": {...}, "demande": {...},
-    "preset": {...}, "format": {...}, "demandes": {demande_id: (client, detail)}}`` where a
+    "preset": {...}, "format": {...}, "valeurs": {demande_id: {field: value}}}`` where a
     row has the four sums; pilotage parts follow ADR-0006 (cout // n, remainder one each
     to the first demandes in sorted order).
     """
@@ -232,7 +232,7 @@ def expected_breakdowns(events: list[dict[str, Any]], journal: list[str],
         return out
 
     return {"jour": jours, "modele": modeles, "demande": demandes,
-            "preset": by_field("preset"), "format": by_field("format")}
+            "preset": by_field("preset"), "format": by_field("format"), "valeurs": values}
 
 
 def with_derived(row: dict[str, int]) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from miam_economies.api.http.observer import RequestObserver
 from miam_economies.api.http.routes import (
     STATE,
     get_bilan,
+    get_classement,
     get_demande,
     get_metrics,
     get_openapi,
@@ -57,7 +58,8 @@ def economies_routes(*, ops: bool = True, middleware: Sequence[Middleware] = ()
                      ) -> list[BaseRoute]:
     """The service's routes, as a plain list a host Starlette app puts beside its own
     (ADR-0021): ``POST /economies``, ``GET /economies/bilan``,
-    ``GET /economies/demandes/{demande_id}``, ``GET /economies/rapport``, and with ``ops``
+    ``GET /economies/demandes/{demande_id}``, ``GET /economies/classement``,
+    ``GET /economies/rapport``, and with ``ops``
     ``GET /healthz``, ``GET /metrics``, ``GET /openapi.json`` (leave them out when the
     host has its own). They read the lifespan state that ``open_economies`` yields.
 
@@ -71,6 +73,7 @@ def economies_routes(*, ops: bool = True, middleware: Sequence[Middleware] = ()
                max_body_size=OWN_BODY_CAP),
         _route("/economies/bilan", get_bilan, "GET", middleware),
         _route("/economies/demandes/{demande_id:path}", get_demande, "GET", middleware),
+        _route("/economies/classement", get_classement, "GET", middleware),
         _route("/economies/rapport", get_rapport, "GET", middleware),
         *(() if not ops else (
             _route("/healthz", healthz, "GET", middleware),

@@ -2,7 +2,8 @@
 
 ``report_data`` gathers the figures from the projection's snapshots (never from the
 events): today's net and the period's, per day (net; evites, pilotage and corrections),
-the taux de reprise per journal ``preset`` and ``format`` (ranked), the cost per model,
+the taux de reprise per journal ``preset`` and ``format`` (ranked), the classement of
+presets (and formats) with its intervals, the cost per model,
 anomalies and conflicts. ``report_page`` draws them: charts as inline SVG by ``pygal`` in
 a Jinja2 template shipped in the package; the page needs no network and its
 Content-Security-Policy forbids any (ADR-0023).
@@ -49,7 +50,9 @@ def report_data(services: Services, depuis: str | None = None,
     "reprise": {field: [{"valeur", "taux_reprise", "evites", "corrections"}]} ranked by
     taux_reprise (highest first; groups without a rate left out),
     "modeles": [{"modele", "pilotage", "tours", "usd"}] by cost, "anomalies":
-    {kind: events}, "conflits": versions}``. Figures in tokens; ``usd`` null when a
+    {kind: events}, "conflits": versions, "classement": {field: the classement document
+    (``Services.classement``)} for ``preset``, and ``format`` when the journal has it}``.
+    Figures in tokens; ``usd`` null when a
     model has no known price. Raises ``PersistenceError`` and ``ValueError`` for unsound
     bounds.
     """
@@ -81,6 +84,12 @@ def report_data(services: Services, depuis: str | None = None,
                         "usd": None if any(p is None for p in prices)
                         else round(sum(prices), 6)})
     modeles.sort(key=lambda m: (-m["pilotage"], m["modele"]))
+    # The classement of preset always; of format when the journal has it (SPEC).
+    classement = {}
+    for field in JOURNAL_FIELDS:
+        ranked = services.classement(field)
+        if field == "preset" or any(g["cle"] != INCONNU for g in ranked["groupes"]):
+            classement[field] = ranked
     return {
         "provenance": bilan["provenance"],
         "economies": bilan["economies"],
@@ -92,6 +101,7 @@ def report_data(services: Services, depuis: str | None = None,
         "jours": jours,
         "reprise": reprise,
         "modeles": modeles,
+        "classement": classement,
         "anomalies": bilan["total"]["anomalies"],
         "conflits": bilan["total"]["conflits"],
     }

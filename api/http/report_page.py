@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from miam_economies.api.http.report import JOURNAL_FIELDS
 from miam_economies.domain.instants import iso_utc
@@ -62,7 +62,8 @@ def charts(data: Mapping[str, Any]) -> dict[str, Markup]:
     """The report's charts as inline SVG, by element id: ``net-par-jour`` (bars),
     ``flux-par-jour`` (evites up, pilotage and corrections down, stacked per day),
     ``reprise-<field>`` for each of ``JOURNAL_FIELDS`` (ranked horizontal bars, percent),
-    ``cout-par-modele`` (pilotage tokens per model, horizontal bars)."""
+    ``cout-par-modele`` (pilotage tokens per model, horizontal bars), and
+    ``classement-<field>`` for each classement (``interval_chart``)."""
     days = [d["jour"] for d in data["jours"]]
     day_labels = {"x_labels": days, "x_label_rotation": 45,
                   "show_minor_x_labels": len(days) <= 31,
@@ -94,7 +95,57 @@ def charts(data: Mapping[str, Any]) -> dict[str, Markup]:
         x_labels=[m["modele"] for m in reversed(modeles)]))
     cout.add("pilotage", [m["pilotage"] for m in reversed(modeles)])
     out["cout-par-modele"] = _svg(cout)
+    for field, ranked in data.get("classement", {}).items():
+        out[f"classement-{field}"] = interval_chart(
+            ranked["groupes"], f"Net per demande by {field}, 95 % intervals (tokens)")
     return out
+
+
+_ROW = 30  # px per group of the interval chart
+_LEFT, _RIGHT, _WIDTH = 200, 80, 960
+
+
+def interval_chart(groupes: list[dict[str, Any]], title: str) -> Markup:
+    """The classement's groups as an inline SVG, one row each, in its order: the 95 %
+    interval of net per demande as a line, the figure as a dot, the rank before the key
+    (unranked groups grey). Two presets whose lines overlap are not yet told apart. A
+    group without an interval shows its dot only. Labels are escaped; no script."""
+    if not groupes:
+        return Markup("")
+    bounds = [v for g in groupes for v in (g["intervalle_net_par_demande"]
+                                           or [g["net_par_demande"]] * 2)]
+    low, high = float(min(0.0, *bounds)), float(max(0.0, *bounds))
+    span = (high - low) or 1.0
+
+    def x(value: float) -> float:
+        return _LEFT + (value - low) / span * (_WIDTH - _LEFT - _RIGHT)
+
+    height = 50 + _ROW * len(groupes)
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_WIDTH} {height}" '
+             f'role="img" aria-label="{escape(title)}" font-family="system-ui, sans-serif" '
+             'font-size="12">',
+             f'<text x="{_WIDTH / 2}" y="16" text-anchor="middle" font-size="14">'
+             f'{escape(title)}</text>',
+             f'<line x1="{x(0):.1f}" y1="26" x2="{x(0):.1f}" y2="{height - 14}" '
+             'stroke="#bbb" stroke-dasharray="4 3"/>',
+             f'<text x="{x(0):.1f}" y="{height - 2}" text-anchor="middle" fill="#666">0</text>']
+    for i, g in enumerate(groupes):
+        y = 40 + _ROW * i
+        colour = "#1565c0" if g["suffisant"] else "#9e9e9e"
+        rang = "-" if g["rang"] is None else g["rang"]
+        parts.append(f'<g class="groupe" data-cle="{escape(g["cle"])}">'
+                     f'<text x="{_LEFT - 10}" y="{y + 4}" text-anchor="end">{rang}. '
+                     f'{escape(g["cle"])} ({g["demandes"]:,})</text>')
+        interval = g["intervalle_net_par_demande"]
+        if interval is not None:
+            parts.append(f'<line class="intervalle" x1="{x(interval[0]):.1f}" y1="{y}" '
+                         f'x2="{x(interval[1]):.1f}" y2="{y}" stroke="{colour}" '
+                         'stroke-width="3"/>')
+        parts.append(f'<circle cx="{x(g["net_par_demande"]):.1f}" cy="{y}" r="5" '
+                     f'fill="{colour}"/><text x="{_WIDTH - _RIGHT + 12}" y="{y + 4}" '
+                     f'fill="#444">{_tokens(g["net_par_demande"])}</text></g>')
+    parts.append("</svg>")
+    return Markup("".join(parts))
 
 
 _TEMPLATES = Environment(loader=PackageLoader("miam_economies.api.http", "templates"),

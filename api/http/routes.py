@@ -18,7 +18,7 @@ from miam_economies.api.http.metrics import METRICS_STATE, Metrics
 from miam_economies.api.http.observer import OUTCOME
 from miam_economies.api.http.openapi import openapi_document
 from miam_economies.api.http.report import render_report
-from miam_economies.api.service.services import Services
+from miam_economies.api.service.services import DEFAULT_MIN, Services, check_classement
 from miam_economies.api.store.application import Appended
 from miam_economies.domain.acceptance import accept_batch
 from miam_economies.domain.bilan import check_bounds
@@ -101,6 +101,28 @@ async def get_demande(request: Request) -> JSONResponse:
     if found is None:
         return error_response(404, f"no event for demande {demande_id!r}")
     return JSONResponse(found)
+
+
+async def get_classement(request: Request) -> JSONResponse:
+    """The classement (SPEC, "Ranking presets: the classement"): ``?par=`` (``client`` or
+    a journal field; required), ``?min=`` (an integer >= 1, default 10), ``?attendre=1``
+    as for the bilan. 400 for a ``par`` or ``min`` the SPEC refuses."""
+    services = _services(request)
+    query = request.query_params
+    par = query.get("par", "")
+    raw_min = query.get("min", str(DEFAULT_MIN))
+    try:
+        if not raw_min.isascii() or not raw_min.isdigit() or len(raw_min) > 9:
+            raise ValueError(f"min must be an integer >= 1, not {raw_min[:20]!r}")
+        minimum = int(raw_min)
+        check_classement(par, minimum)
+    except ValueError as exc:
+        return error_response(400, str(exc))
+    waited = await _maybe_wait(request, services)
+    answer = await run_in_threadpool(services.classement, par, minimum)
+    if waited is False:
+        answer["attente_expiree"] = True
+    return JSONResponse(answer)
 
 
 async def get_rapport(request: Request) -> Response:

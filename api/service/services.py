@@ -10,9 +10,29 @@ from typing import Any
 from miam_economies.api.service.settings import Settings
 from miam_economies.api.store.application import EventStore
 from miam_economies.domain.bilan import check_bounds
+from miam_economies.domain.classement import CRITERE, Echantillon, classement
 from miam_economies.domain.instants import iso_utc
 from miam_economies.projections.projection import BilanProjection
 from miam_economies.projections.runner import CatchUpRunner
+
+DEFAULT_MIN = 10
+"""Demandes a group needs to be ranked with confidence, unless ``min`` says otherwise
+(SPEC, "Ranking presets: the classement")."""
+
+NOT_RANKED = ("jour", "modele", "demande")
+"""Breakdowns the classement refuses: its unit is a demande, which these do not group
+(SPEC)."""
+
+
+def check_classement(par: str, minimum: int) -> None:
+    """Raise ``ValueError`` unless ``par`` is ``client`` or a journal field (not ``jour``,
+    ``modele``, ``demande``, nor empty) and ``minimum`` is at least 1 (SPEC, "Ranking
+    presets: the classement")."""
+    if not par or par in NOT_RANKED:
+        raise ValueError(f"par must be client or a journal field (preset, format...), "
+                         f"not {par!r}: the classement ranks groups of demandes")
+    if minimum < 1:
+        raise ValueError(f"min must be an integer >= 1, not {minimum}")
 
 
 @dataclass(frozen=True)
@@ -52,6 +72,25 @@ class Services:
         if self.runner.journal is not None:
             bilan["provenance"]["journal"] = self.runner.journal.state()
         return bilan
+
+    def classement(self, par: str, minimum: int = DEFAULT_MIN) -> dict[str, Any]:
+        """The classement of the groups of ``par`` (SPEC, "Ranking presets: the
+        classement"): ``{"par", "formule", "position", "min", "critere", "groupes"}``,
+        each group's exact sums (tokens), ratios and 95 % intervals (ADR-0072).
+
+        Read from the projection's samples, never from the events (ADR-0073): its cost is
+        that of the groups, not of the history. Raises ``ValueError`` for a ``par`` or
+        ``minimum`` the SPEC refuses (``check_classement``), ``PersistenceError`` when a
+        database cannot be read.
+        """
+        check_classement(par, minimum)
+        projection = self.projection
+        position, samples = projection.view.samples(projection.tracking_name, par)
+        groupes = classement({cle: Echantillon(*sums) for cle, sums in samples.items()},
+                             minimum)
+        return {"par": par, "formule": projection.formule.name, "position": position,
+                "min": minimum, "critere": CRITERE,
+                "groupes": [groupe.as_dict() for groupe in groupes]}
 
     def demande(self, demande_id: str) -> dict[str, Any] | None:
         """One demande's figures (SPEC, ``GET /economies/demandes/{id}``), or None for an

@@ -104,6 +104,19 @@ class ExactFiguresContract:
         for counter in modele["usage"].values():
             exact(counter, N * BIG)
 
+    def test_the_classement_stays_exact(self, services: Services) -> None:
+        load(services)
+        for par in ("preset", "client"):
+            groupes = services.classement(par, 1)["groupes"]
+            for name, total in (("evites", EVITES), ("pilotage", PILOTAGE),
+                                ("corrections", CORRECTIONS), ("net", NET)):
+                assert all(type(g[name]) is int for g in groupes), (par, name)
+                assert sum(g[name] for g in groupes) == total, (par, name)
+            assert sum(g["demandes"] for g in groupes) == N + 1
+            for g in groupes:
+                low, high = g["intervalle_net_par_demande"]
+                assert low <= g["net_par_demande"] <= high
+
     def test_the_demande_view_stays_exact(self, services: Services) -> None:
         load(services)
         first = services.demande(demande(0))

@@ -134,7 +134,10 @@ def test_compare_is_a_dry_run_that_shows_each_formula(tmp_path: Path) -> None:
     cell = result["groupes"]["claude-haiku-5-5"]["claude-code"]
     assert cell["v1"]["pilotage"] == 2000
     assert cell["pondere-v1"]["pilotage"] == 800 + 5 * 200 + 10_000 // 10
-    assert cell["v1"]["usd"] is None  # claude-haiku-5-5 has no known price
+    # claude-haiku-5-5 at its list prices (domain.tarifs_v2, ADR-0071), whatever the
+    # formula: 800 x 0.10 + 200 x 0.50 + 10,000 x 0.01 micro-dollars. Before issue 15 the
+    # table stopped at the 4.5 models and this was null.
+    assert cell["v1"]["usd"] == cell["pondere-v1"]["usd"] == 0.00028
     clients = compare(settings, ["v1", "pondere-v1"])["groupes"]["claude-code"]["claude-code"]
     assert clients["pondere-v1"]["evites"] == 4000 + 5 * 900
     after = read(settings)

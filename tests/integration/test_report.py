@@ -113,6 +113,8 @@ def test_the_report_figures_add_up(services: Services) -> None:
         rates = [r["taux_reprise"] for r in data["reprise"][field]]
         assert rates and rates == sorted(rates, reverse=True)
     assert sum(m["pilotage"] for m in data["modeles"]) == total["pilotage"]
+    for field in ("preset", "format"):  # the journal has both
+        assert data["classement"][field] == services.classement(field)
     assert json.dumps(data)  # JSON-ready
 
 
@@ -148,9 +150,26 @@ def test_every_chart_renders_in_headless_chromium(loaded: LiveServer, tmp_path: 
                     assert bars.count() >= 1, (name, chart)
                     bar = bars.first.bounding_box()
                     assert bar is not None and bar["width"] > 0 and bar["height"] > 0
+                # The classement: a line per interval and a dot per group, one table row
+                # per group, in the order of the document.
+                ranked = loaded.client.get("/economies/classement",
+                                           params={"par": "preset"}).json()["groupes"]
+                assert len(ranked) >= 4
+                dots = page.locator("figure#classement-preset > svg g.groupe circle")
+                assert dots.count() == len(ranked), name
+                lines = page.locator("figure#classement-preset > svg line.intervalle")
+                assert lines.count() == sum(
+                    1 for g in ranked if g["intervalle_net_par_demande"]), name
+                first = lines.first.bounding_box()
+                assert first is not None and first["width"] > 1, name
+                cells = page.locator("#classement-preset-table tbody tr td:first-child")
+                assert cells.all_inner_texts() == [g["cle"] for g in ranked], name
                 assert page.locator("#net-aujourd-hui .value").inner_text() == "2,900"
                 assert requested == [url], (name, requested)  # nothing else fetched
                 page.screenshot(path=str(tmp_path / f"rapport-{name}.png"), full_page=True)
+                page.locator("figure#classement-preset").screenshot(
+                    path=str(tmp_path / f"classement-{name}.png"))
+                assert (tmp_path / f"classement-{name}.png").stat().st_size > 5_000
                 assert (tmp_path / f"rapport-{name}.png").stat().st_size > 10_000
                 page.close()
         finally:

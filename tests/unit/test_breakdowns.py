@@ -309,13 +309,19 @@ def test_model_figures_as_dict_gives_six_figures_usd_tours_and_usage() -> None:
         "corrections": 0,
         "net": -2500,
         "taux_reprise": None,
-        "usd": None,  # a model without a known price: null, never 0
+        # Haiku 5.5's list prices (genai-prices, ADR-0071), USD per million tokens: 0.10
+        # in, 0.50 out, 0.01 cache read, 0.125 cache write: 80 + 100 + 100 + 0.875
+        # micro-dollars, rounded once. (Before issue 15 the table stopped at the 4.5
+        # models and this was null.)
+        "usd": 0.000281,
         "tours": 3,
         "usage": {"input_tokens": 800, "output_tokens": 200,
                   "cache_read_input_tokens": 10000, "cache_creation_input_tokens": 7},
     }
     assert list(cell)[:6] == ["delegations", "evites", "pilotage", "corrections", "net",
                               "taux_reprise"]
+    unknown = FiguresModele(3, 800, 200, 10000, 7, 2500).as_dict("claude-mystery-9")
+    assert unknown["usd"] is None  # a model without a known price: null, never 0
 
 
 def test_figures_subtract_field_by_field() -> None:

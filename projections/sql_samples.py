@@ -1,0 +1,180 @@
+"""The classement's samples, kept as sums in the view (ADR-0073).
+
+The classement (SPEC, "Ranking presets: the classement") needs, for each group of
+demandes, the count and the sums of each demande's figures, of their squares and of one
+product: with them, ``domain.classement`` computes means, variances and intervals without
+reading a demande. A demande counts once its delegation has arrived (``delegations > 0``);
+its figures are those of the per-demande view (``bilan_demandes``).
+
+A fold changes some demandes' figures: each brings to its samples the difference between
+its contribution after and before the page (its row read before the upsert). Samples are
+kept per (journal field, value, client), and per client under the field ``CLIENT_WIDE``;
+the ``(inconnu)`` group of a field is the client-wide sample minus the valued ones. All
+sums are exact integers at any size (the columns are token sums: ADR-0051).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+from miam_economies.projections.delta import PageDelta
+from miam_economies.projections.sql_reads import SqlReads
+from miam_economies.projections.sql_schema import Cursor, chunks
+from miam_economies.projections.view import INCONNU
+
+SAMPLE_SUMS = ("demandes", "evites", "pilotage", "corrections", "evites_squared",
+               "corrections_squared", "evites_times_corrections", "net_squared")
+"""The columns of ``bilan_echantillons``, in ``domain.classement.Echantillon``'s order."""
+
+CLIENT_WIDE = ""
+"""The ``champ`` of a client's whole sample (every demande with a delegation); the
+journal follower never records a field of that name."""
+
+Sums = tuple[int, ...]
+"""A sample's sums, in ``SAMPLE_SUMS`` order (tokens; squares in tokens²)."""
+
+_ZERO: Sums = (0,) * len(SAMPLE_SUMS)
+
+
+def contribution(delegations: int, evites: int, pilotage: int, corrections: int) -> Sums:
+    """What one demande adds to its samples: nothing before its delegation has arrived
+    (SPEC: "the unit is a demande whose delegation has arrived"); else 1 and its figures,
+    their squares and product (tokens, exact)."""
+    if delegations <= 0:
+        return _ZERO
+    net = evites - pilotage - corrections
+    return (1, evites, pilotage, corrections, evites * evites, corrections * corrections,
+            evites * corrections, net * net)
+
+
+def _difference(after: Sums, before: Sums) -> Sums:
+    return tuple(a - b for a, b in zip(after, before, strict=True))
+
+
+def _sum(rows: Iterable[Sums]) -> Sums:
+    total = list(_ZERO)
+    for row in rows:
+        for i, value in enumerate(row):
+            total[i] += value
+    return tuple(total)
+
+
+class SqlSamples(SqlReads):
+    """The samples' writes and reads, mixed into ``SqlGroups``, which calls them beside
+    its groups' writes and gives ``tokens``, ``_added`` and the transactions."""
+
+    # Given by SqlGroups (annotations only: nothing shadowed).
+    tokens: Callable[[int], Any]
+    _added: Callable[..., str]
+
+    @staticmethod
+    def demandes_before(c: Cursor, name: str, delta: PageDelta
+                        ) -> dict[tuple[str, str], tuple[int, int, int, int]]:
+        """The stored figures ``(delegations, evites, pilotage, corrections)`` of the
+        page's demandes, by ``(client, demande_id)``, before the page is folded (absent:
+        never seen)."""
+        before: dict[tuple[str, str], tuple[int, int, int, int]] = {}
+        ids = sorted({demande_id for _, demande_id in delta.demandes})
+        for chunk in chunks(ids):
+            c.execute("SELECT client, demande_id, delegations, evites, pilotage, corrections "
+                      "FROM bilan_demandes WHERE projection = ? "
+                      f"AND demande_id IN ({','.join('?' * len(chunk))})", [name, *chunk])
+            for client, demande_id, *figures in c.fetchall():
+                before[(client, demande_id)] = tuple(map(int, figures))  # type: ignore[assignment]
+        return before
+
+    def fold_samples(self, c: Cursor, name: str, delta: PageDelta,
+                     before: Mapping[tuple[str, str], tuple[int, int, int, int]],
+                     valeurs: Mapping[str, Sequence[tuple[str, str]]]) -> None:
+        """Add to the samples what the page changed: for each demande of ``delta``, its
+        contribution after the page minus before (``before``: ``demandes_before``), to
+        its client's whole sample and to the group of each of its journal ``valeurs``
+        (``demande_id`` -> ``[(champ, valeur)]``)."""
+        changes: defaultdict[tuple[str, str, str], list[Sums]] = defaultdict(list)
+        for (client, demande_id), d in delta.demandes.items():
+            old = before.get((client, demande_id), (0, 0, 0, 0))
+            f = d.figures
+            new = (old[0] + f.delegations, old[1] + f.evites, old[2] + f.pilotage,
+                   old[3] + f.corrections)
+            change = _difference(contribution(*new), contribution(*old))
+            if change == _ZERO:
+                continue
+            changes[(CLIENT_WIDE, "", client)].append(change)
+            for champ, valeur in valeurs.get(demande_id, ()):
+                changes[(champ, valeur, client)].append(change)
+        self.add_samples(c, name, ((key, _sum(rows)) for key, rows in changes.items()))
+
+    def add_samples(self, c: Cursor, name: str,
+                    samples: Iterable[tuple[tuple[str, str, str], Sums]]) -> None:
+        """Upsert ``((champ, valeur, client), sums)`` into projection ``name``'s samples,
+        adding to the stored sums (exact: ``tokens`` and the view's ``ADD_TOKENS``)."""
+        tk = self.tokens
+        c.executemany(
+            "INSERT INTO bilan_echantillons VALUES (" + ", ".join("?" * 12) + ") "
+            "ON CONFLICT (projection, champ, valeur, client) DO UPDATE SET "
+            + self._added("bilan_echantillons", ("demandes",), SAMPLE_SUMS[1:]),
+            [(name, champ, valeur, client, sums[0], *map(tk, sums[1:]))
+             for (champ, valeur, client), sums in sorted(samples)],
+        )
+
+    def rebuild_samples(self, c: Cursor, name: str, journal: str) -> None:
+        """Projection ``name``'s samples computed again from ``bilan_demandes`` and the
+        journal ``journal``'s values, in place of what is stored (a replay folds without
+        them, then calls this once: ADR-0073). Python integers: squares past 2^63 stay
+        exact on both backends."""
+        c.execute("DELETE FROM bilan_echantillons WHERE projection = ?", (name,))
+        c.execute("SELECT champ, valeur, demande_id FROM journal_valeurs WHERE chemin = ?",
+                  (journal,))
+        valeurs: defaultdict[str, list[tuple[str, str]]] = defaultdict(list)
+        for champ, valeur, demande_id in c.fetchall():
+            valeurs[demande_id].append((champ, valeur))
+        c.execute("SELECT client, demande_id, delegations, evites, pilotage, corrections "
+                  "FROM bilan_demandes WHERE projection = ? AND delegations > 0", (name,))
+        totals: defaultdict[tuple[str, str, str], list[int]] = defaultdict(
+            lambda: [0] * len(SAMPLE_SUMS))
+        for client, demande_id, *figures in c.fetchall():
+            sums = contribution(*map(int, figures))
+            for key in ((CLIENT_WIDE, "", client),
+                        *((champ, valeur, client) for champ, valeur in valeurs[demande_id])):
+                total = totals[key]
+                for i, value in enumerate(sums):
+                    total[i] += value
+        self.add_samples(c, name, ((key, tuple(sums)) for key, sums in totals.items()))
+
+    def samples(self, name: str, par: str) -> tuple[int, dict[str, Sums]]:
+        """Projection ``name``'s tracking position and its samples by group of ``par``
+        (``client``, or a journal field, ``journal.`` prefix allowed), in one read
+        transaction: ``{cle: sums}`` (``SAMPLE_SUMS`` order), the demandes without a
+        value for the field under ``INCONNU`` (when there are any)."""
+        champ = None if par == "client" else par.removeprefix("journal.")
+        with self._read() as c:
+            c.execute(f"SELECT max(notification_id) FROM {self.tracking_table} "
+                      "WHERE application_name = ?", (name,))
+            position = c.fetchone()[0] or 0
+            columns = ", ".join(SAMPLE_SUMS)
+            c.execute(f"SELECT client, {columns} FROM bilan_echantillons "
+                      "WHERE projection = ? AND champ = ?", (name, CLIENT_WIDE))
+            clients = {row[0]: tuple(map(int, row[1:])) for row in c.fetchall()}
+            if champ is None:
+                return position, clients
+            c.execute(f"SELECT valeur, {columns} FROM bilan_echantillons "
+                      "WHERE projection = ? AND champ = ?", (name, champ))
+            valued: defaultdict[str, list[Sums]] = defaultdict(list)
+            for valeur, *sums in c.fetchall():
+                valued[valeur].append(tuple(map(int, sums)))
+        groups = {valeur: _sum(rows) for valeur, rows in valued.items()}
+        rest = _difference(_sum(clients.values()), _sum(groups.values()))
+        if rest[0] > 0:
+            groups[INCONNU] = rest
+        return position, {cle: sums for cle, sums in groups.items() if sums[0] > 0}
+
+
+def samples_by_projection(items: Iterable[tuple[str, tuple[str, str, str], Sums]]
+                  ) -> Iterator[tuple[str, list[tuple[tuple[str, str, str], Sums]]]]:
+    """``(projection, key, sums)`` items grouped by projection, for ``add_samples``."""
+    grouped: defaultdict[str, list[tuple[tuple[str, str, str], Sums]]] = defaultdict(list)
+    for projection, key, sums in items:
+        grouped[projection].append((key, sums))
+    yield from grouped.items()
