@@ -87,4 +87,5 @@ def _print_table(result: dict[str, Any]) -> None:
     console.print(table)
     if not result["groupes"]:
         console.print(f"no demande with a delegation to rank by {result['par']}", style="dim")
-    console.print(f"unranked (dim): fewer than {result['min']} demandes", style="dim")
+    elif any(g["rang"] is None for g in result["groupes"]):
+        console.print(f"rang -: fewer than {result['min']} demandes, not ranked", style="dim")
