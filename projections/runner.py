@@ -3,9 +3,8 @@
 eventsourcing 9.5's SQLite recorder cannot ``subscribe`` (NOTES-eventsourcing), so the
 runner reads the log from its tracking position, a page at a time, through an
 ``EventSource`` (the store's typed values, ADR-0062), and folds each page in one view
-transaction. It sleeps until woken by an append in the same
-process, or until ``poll_interval`` passes (which picks up appends by other processes).
-ADR-0004.
+transaction. It sleeps until woken by an append in the same process, or until
+``poll_interval`` passes (which picks up appends by other processes). ADR-0004.
 """
 
 from __future__ import annotations
@@ -36,9 +35,9 @@ class CatchUpRunner:
     ``poll_interval``); ``follow_active``: before each step, switch to the projection
     the view names active (a replay's switch reaches a running server without restart;
     ADR-0009); ``page_size``: events folded per view transaction, read ``read_size`` at
-    a time (default all at once: a page's values are then freed as soon as folded, so
-    memory grows with the page's deltas, not with its events; ADR-0062); ``poll_interval``: seconds
-    between looks at the log when nobody wakes the runner. Errors never kill the thread:
+    a time (default: the whole page in one read; smaller reads are freed once folded, so
+    memory holds the page's deltas rather than its events: ADR-0062); ``poll_interval``:
+    seconds between looks at the log when nobody wakes the runner. Errors never kill the thread:
     they are logged, kept in ``last_error``, and the page is retried after ``retry_delay``
     seconds (rising to 30 s).
 

@@ -122,27 +122,32 @@ class SqlBilanView(SqlGroups, BilanView):
             for col in ("agent_id", "par_subagent", "retour", "methode", "delegation_id"))
         tk = self.tokens
         rows: list[tuple[Any, ...]] = []
-        liens: list[tuple[Any, ...]] = []
+        liens: list[tuple[str, str, str, str]] = []
         outils: list[tuple[Any, ...]] = []
-        for (client, demande_id), d in sorted(delta.demandes.items(),
-                                              key=lambda item: (item[0][1], item[0][0])):
+        for (client, demande_id), d in delta.demandes.items():
             v, f = d.delegation, d.figures
-            rows.append((
-                name, demande_id, client, f.delegations, tk(f.evites), tk(f.pilotage),
-                tk(f.corrections), d.pilotages, d.corrections_nombre,
-                v and v.id, v and v.agent_id, v and v.par_subagent, v and v.retour,
-                v and v.methode,
-                *((tk(v.tokens_entree), tk(v.tokens_sortie), tk(v.lus), tk(v.ecrits),
-                   tk(v.consigne), tk(v.rendus)) if v else (0,) * 6),
-            ))
-            # Links serve only en_attente, which reads those of demandes without any
-            # delegation; a demande whose delegation is in this page never is one again
-            # (its count of delegations only grows): its links are not written.
             if v is None:
-                liens.extend((name, demande_id, client, event_id)
-                             for event_id in sorted(d.liens))
-            outils.extend((name, demande_id, client, outil, tk(cout), nombre)
-                          for outil, (cout, nombre) in sorted(d.par_outil.items()))
+                rows.append((name, demande_id, client, f.delegations, tk(f.evites),
+                             tk(f.pilotage), tk(f.corrections), d.pilotages,
+                             d.corrections_nombre, None, None, None, None, None,
+                             0, 0, 0, 0, 0, 0))
+                # Links serve only en_attente, which reads those of demandes without any
+                # delegation; a demande whose delegation is in this page never is one
+                # again (its count of delegations only grows): its links are not written.
+                for event_id in d.liens:
+                    liens.append((name, demande_id, client, event_id))
+            else:
+                rows.append((name, demande_id, client, f.delegations, tk(f.evites),
+                             tk(f.pilotage), tk(f.corrections), d.pilotages,
+                             d.corrections_nombre, v.id, v.agent_id, v.par_subagent,
+                             v.retour, v.methode, tk(v.tokens_entree), tk(v.tokens_sortie),
+                             tk(v.lus), tk(v.ecrits), tk(v.consigne), tk(v.rendus)))
+            for outil, (cout, nombre) in d.par_outil.items():
+                outils.append((name, demande_id, client, outil, tk(cout), nombre))
+        # In primary-key order (each key is unique: the sort never looks past it).
+        rows.sort()
+        liens.sort()
+        outils.sort()
         c.executemany(
             "INSERT INTO bilan_demandes VALUES (" + ", ".join("?" * 20) + ") "
             "ON CONFLICT (projection, demande_id, client) DO UPDATE SET "

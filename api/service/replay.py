@@ -19,9 +19,10 @@ from eventsourcing.persistence import PersistenceError
 
 from miam_economies.api.service.bootstrap import open_services, open_store, open_view
 from miam_economies.api.service.export import stored_events
-from miam_economies.api.service.serving import REPLAY_PAGE, build_projection
+from miam_economies.api.service.serving import REPLAY_PAGE, REPLAY_READ, build_projection
 from miam_economies.api.service.settings import Settings, machine_fuseau
 from miam_economies.domain.anomalies import anomalies
+from miam_economies.domain.bilan import Jours
 from miam_economies.domain.events import ConflitRecu
 from miam_economies.domain.formulas import FORMULES
 from miam_economies.projections.delta import PageDelta
@@ -123,11 +124,19 @@ def compare(settings: Settings, formules: list[str], par: str = "client") -> dic
         raise UnknownFormula(f"name at least one formula: {', '.join(sorted(FORMULES))}")
     formulas = [formula_named(name) for name in formules]
     zone = ZoneInfo(_active_zone(settings))
-    deltas = [PageDelta(f, zone) for f in formulas]
+    days = Jours(zone)
+    deltas = [PageDelta(f, zone, jours_of=days) for f in formulas]
     with closing(open_store(settings.database, read_only=True)) as store:
-        for stored in stored_events(store):
+        head, position = store.head(), 0
+        while position < head:  # the store up to its head when the comparison began
+            page = store.read(position + 1, min(REPLAY_READ, head - position))
+            if not page:
+                break
+            # Ids may have gaps (PostgreSQL): what was appended since is left out.
+            values = [value for n, value in page if n <= head]
             for delta in deltas:
-                delta.add_stored(stored)
+                delta.add_all(values)
+            position = page[-1][0]
     groupes: dict[str, dict[str, dict[str, Any]]] = {}
     for formula, delta in zip(formulas, deltas, strict=True):
         if par == "client":

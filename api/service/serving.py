@@ -29,12 +29,12 @@ from miam_economies.projections.view import BilanView, ProjectionMismatch, Proje
 
 log = logging.getLogger(__name__)
 
-REPLAY_PAGE = 100_000
+REPLAY_PAGE = 50_000
 """Events folded per view transaction while a projection is built or replayed: 20,000
-folded 2x faster than 500 at 300,000 events (``make bench``; ADR-0011), 100,000 a third
-faster again at 1,000,000 (each commit rewrites B-tree pages all over the per-demande
-tables; ADR-0062). Read ``REPLAY_READ`` at a time, so memory holds the page's deltas,
-not its events."""
+folded 2x faster than 500 at 300,000 events (``make bench``; ADR-0011); at 1,000,000,
+25,000 took a quarter longer than 50,000, and 100,000 was no faster but held 20 MB more
+(ADR-0062). Read ``REPLAY_READ`` at a time, so memory holds the page's deltas, not its
+events."""
 
 REPLAY_READ = 5_000
 """Events read (and decoded) at a time while a projection is built or replayed."""
@@ -67,8 +67,7 @@ def build_projection(store: EventStore, view: BilanView, name: str,
     join the journal; its journal-field groups are computed once, at the end
     (``BilanView.rebuild_groups``; ADR-0062); return it. It is not made active here.
     ``progress(done, total)`` is called after each page of ``page_size`` events. Raises
-    the view's or store's
-    ``PersistenceError``.
+    the view's or store's ``PersistenceError``.
     """
     settings = view.settings_of(name)
     assert settings is not None, f"no settings recorded for {name}"

@@ -50,9 +50,9 @@ class EconomiesMapper(Mapper[UUID]):
 
     ``received(...)`` gives the ``StoredEvent`` that ``to_stored_event`` gives for the
     ``EvenementRecu`` of the same fields, byte for byte (a test pins it); reading back is
-    the library's ``to_domain_event``, which every reader of the store uses (the
-    export, compare, anomalies, the conflict check). The projection runner reads
-    ``values``: the same values as ``to_domain_event(...).value()``, a test pins them.
+    the library's ``to_domain_event``, which the export, the anomalies and the conflict
+    check use. The projection runner and ``compare`` read ``values``: the same values as
+    ``to_domain_event(...).value()``, a test pins them.
     """
 
     _last_stamp: tuple[datetime | None, Any] = (None, None)
