@@ -26,9 +26,9 @@ NOT_RANKED = ("jour", "modele", "demande")
 
 def check_classement(par: str, minimum: int) -> None:
     """Raise ``ValueError`` unless ``par`` is ``client`` or a journal field (not ``jour``,
-    ``modele``, ``demande``, nor empty) and ``minimum`` is at least 1 (SPEC, "Ranking
-    presets: the classement")."""
-    if not par or par in NOT_RANKED:
+    ``modele``, ``demande``, nor empty, ``journal.`` prefix aside) and ``minimum`` is at
+    least 1 (SPEC, "Ranking presets: the classement")."""
+    if not par.removeprefix("journal.") or par in NOT_RANKED:
         raise ValueError(f"par must be client or a journal field (preset, format...), "
                          f"not {par!r}: the classement ranks groups of demandes")
     if minimum < 1:

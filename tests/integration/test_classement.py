@@ -144,7 +144,7 @@ class ClassementContract:
 
     def test_refused_breakdowns_and_minimums(self, services: Services) -> None:
         for par, minimum in (("jour", 10), ("modele", 10), ("demande", 10), ("", 10),
-                             ("preset", 0)):
+                             ("journal.", 10), ("preset", 0)):
             with pytest.raises(ValueError):
                 services.classement(par, minimum)
 
@@ -176,7 +176,7 @@ def test_the_route_and_the_command_give_the_same_document(tmp_path: Path) -> Non
         check(answer, "preset", 5)
         for bad in ({"par": "jour"}, {"par": "preset", "min": "0"},
                     {"par": "preset", "min": "x"}, {"par": "preset", "min": "1.5"},
-                    {"par": "preset", "min": "٣"}, {}):
+                    {"par": "preset", "min": "٣"}, {"par": "journal."}, {}):
             refused = server.client.get("/economies/classement", params=bad)
             assert refused.status_code == 400, (bad, refused.text)
             assert refused.json()["ok"] is False
