@@ -59,9 +59,15 @@ class Echantillon:
     @staticmethod
     def demande(evites: int, pilotage: int, corrections: int) -> Echantillon:
         """The sample of one demande with these figures (tokens)."""
+        return Echantillon(*Echantillon.sums_of(evites, pilotage, corrections))
+
+    @staticmethod
+    def sums_of(evites: int, pilotage: int, corrections: int) -> tuple[int, ...]:
+        """The eight sums of one demande with these figures, in field order, as a plain
+        tuple: what a projection adds per demande without building a sample object."""
         net = evites - pilotage - corrections
-        return Echantillon(1, evites, pilotage, corrections, evites * evites,
-                           corrections * corrections, evites * corrections, net * net)
+        return (1, evites, pilotage, corrections, evites * evites,
+                corrections * corrections, evites * corrections, net * net)
 
     @staticmethod
     def of(rows: Iterable[tuple[int, int, int]]) -> Echantillon:

@@ -19,6 +19,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from miam_economies.domain.classement import Echantillon
 from miam_economies.projections.delta import PageDelta
 from miam_economies.projections.sql_reads import SqlReads
 from miam_economies.projections.sql_schema import Cursor, chunks
@@ -44,9 +45,7 @@ def contribution(delegations: int, evites: int, pilotage: int, corrections: int)
     their squares and product (tokens, exact)."""
     if delegations <= 0:
         return _ZERO
-    net = evites - pilotage - corrections
-    return (1, evites, pilotage, corrections, evites * evites, corrections * corrections,
-            evites * corrections, net * net)
+    return Echantillon.sums_of(evites, pilotage, corrections)
 
 
 def _difference(after: Sums, before: Sums) -> Sums:
