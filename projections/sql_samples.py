@@ -19,7 +19,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from miam_economies.domain.classement import Echantillon
+from miam_economies.domain.echantillon import Echantillon
 from miam_economies.projections.delta import PageDelta
 from miam_economies.projections.sql_reads import SqlReads
 from miam_economies.projections.sql_schema import Cursor, chunks
@@ -27,7 +27,7 @@ from miam_economies.projections.view import INCONNU
 
 SAMPLE_SUMS = ("demandes", "evites", "pilotage", "corrections", "evites_squared",
                "corrections_squared", "evites_times_corrections", "net_squared")
-"""The columns of ``bilan_echantillons``, in ``domain.classement.Echantillon``'s order."""
+"""The columns of ``bilan_echantillons``, in ``domain.echantillon.Echantillon``'s order."""
 
 CLIENT_WIDE = ""
 """The ``champ`` of a client's whole sample (every demande with a delegation); the
@@ -35,6 +35,9 @@ journal follower never records a field of that name."""
 
 Sums = tuple[int, ...]
 """A sample's sums, in ``SAMPLE_SUMS`` order (tokens; squares in tokens²)."""
+
+Task = tuple[int, int, int, int]
+"""One group's demandes on one task: ``(demandes, evites, pilotage, corrections)``."""
 
 _ZERO: Sums = (0,) * len(SAMPLE_SUMS)
 
@@ -142,11 +145,14 @@ class SqlSamples(SqlReads):
                     total[i] += value
         self.add_samples(c, name, ((key, tuple(sums)) for key, sums in totals.items()))
 
-    def samples(self, name: str, par: str) -> tuple[int, dict[str, Sums]]:
-        """Projection ``name``'s tracking position and its samples by group of ``par``
-        (``client``, or a journal field, ``journal.`` prefix allowed), in one read
-        transaction: ``{cle: sums}`` (``SAMPLE_SUMS`` order), the demandes without a
-        value for the field under ``INCONNU`` (when there are any)."""
+    def samples(self, name: str, par: str, apparier: str | None = None
+                ) -> tuple[int, dict[str, Sums], dict[str, dict[str, Task]] | None]:
+        """See ``BilanView.samples``: projection ``name``'s tracking position, its samples
+        by group of ``par`` (``client``, or a journal field, ``journal.`` prefix
+        allowed), and with ``apparier`` (a journal field) its demandes by group and task,
+        all in one read transaction. ``(inconnu)`` holds a field's demandes without a
+        value (when there are any); a demande without an ``apparier`` value is in no
+        task."""
         champ = None if par == "client" else par.removeprefix("journal.")
         with self._read() as c:
             c.execute(f"SELECT max(notification_id) FROM {self.tracking_table} "
@@ -156,8 +162,10 @@ class SqlSamples(SqlReads):
             c.execute(f"SELECT client, {columns} FROM bilan_echantillons "
                       "WHERE projection = ? AND champ = ?", (name, CLIENT_WIDE))
             clients = {row[0]: tuple(map(int, row[1:])) for row in c.fetchall()}
+            tasks = None if apparier is None else self._tasks(
+                c, name, champ, apparier.removeprefix("journal."))
             if champ is None:
-                return position, clients
+                return position, clients, tasks
             c.execute(f"SELECT valeur, {columns} FROM bilan_echantillons "
                       "WHERE projection = ? AND champ = ?", (name, champ))
             valued: defaultdict[str, list[Sums]] = defaultdict(list)
@@ -167,7 +175,33 @@ class SqlSamples(SqlReads):
         rest = _difference(_sum(clients.values()), _sum(groups.values()))
         if rest[0] > 0:
             groups[INCONNU] = rest
-        return position, {cle: sums for cle, sums in groups.items() if sums[0] > 0}
+        return position, {cle: sums for cle, sums in groups.items() if sums[0] > 0}, tasks
+
+    @staticmethod
+    def _tasks(c: Cursor, name: str, champ: str | None, tache: str
+               ) -> dict[str, dict[str, Task]]:
+        """The demandes with a delegation and a value for journal field ``tache``, summed
+        by group (``champ``'s value, ``INCONNU`` without one; the client when ``champ`` is
+        None) and task: ``(demandes, evites, pilotage, corrections)``, exact."""
+        group = ("d.client" if champ is None else "g.valeur")
+        joined = ("" if champ is None else
+                  "LEFT JOIN journal_valeurs g ON g.chemin = t.chemin "
+                  "AND g.demande_id = t.demande_id AND g.champ = ? ")
+        c.execute(f"SELECT {group}, t.valeur, d.evites, d.pilotage, d.corrections "
+                  "FROM bilan_state s JOIN journal_valeurs t ON t.chemin = s.journal "
+                  "AND t.champ = ? JOIN bilan_demandes d ON d.projection = s.projection "
+                  f"AND d.demande_id = t.demande_id AND d.delegations > 0 {joined}"
+                  "WHERE s.projection = ?",
+                  (tache, name) if champ is None else (tache, champ, name))
+        out: defaultdict[str, dict[str, list[int]]] = defaultdict(dict)
+        for cle, task, evites, pilotage, corrections in c.fetchall():
+            sums = out[INCONNU if cle is None else cle].setdefault(task, [0, 0, 0, 0])
+            sums[0] += 1
+            sums[1] += int(evites)
+            sums[2] += int(pilotage)
+            sums[3] += int(corrections)
+        return {cle: {task: (n, e, p, k) for task, (n, e, p, k) in by_task.items()}
+                for cle, by_task in out.items()}
 
 
 def samples_by_projection(items: Iterable[tuple[str, tuple[str, str, str], Sums]]

@@ -212,12 +212,16 @@ class BilanView(TrackingRecorder, ABC):
         for an id never seen), in the shape of ``GET /economies/demandes/{id}``."""
 
     @abstractmethod
-    def samples(self, name: str, par: str) -> tuple[int, dict[str, tuple[int, ...]]]:
-        """Projection ``name``'s tracking position and the classement's samples by group
-        of ``par`` (``client`` or a journal field), in one read transaction: ``{cle:
-        sums}``, the sums in ``sql_samples.SAMPLE_SUMS`` order (exact integers, tokens
-        and tokens²); demandes without a value for the field under ``INCONNU``
-        (ADR-0073)."""
+    def samples(self, name: str, par: str, apparier: str | None = None
+                ) -> tuple[int, dict[str, tuple[int, ...]],
+                           dict[str, dict[str, tuple[int, int, int, int]]] | None]:
+        """Projection ``name``'s tracking position, the classement's samples by group of
+        ``par`` (``client`` or a journal field), and with ``apparier`` (a journal field:
+        a task) the demandes by group and task, in one read transaction: ``{cle: sums}``,
+        the sums in ``sql_samples.SAMPLE_SUMS`` order (exact integers, tokens and
+        tokens²), demandes without a value for the field under ``INCONNU`` (ADR-0073);
+        ``{cle: {task: (demandes, evites, pilotage, corrections)}}`` or None without
+        ``apparier`` (ADR-0081)."""
 
     @abstractmethod
     def reset(self, name: str) -> None:

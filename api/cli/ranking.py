@@ -21,8 +21,16 @@ from miam_economies.api.cli.main import (
     main,
 )
 from miam_economies.api.service.reading import read_classement
-from miam_economies.api.service.services import DEFAULT_MIN, NOT_RANKED
 from miam_economies.api.service.settings import Settings
+from miam_economies.domain.classement import (
+    CRITERES,
+    DEFAULT_MIN,
+    NOT_GROUPS,
+    SELON,
+    ClassementError,
+    check_parametres,
+)
+from miam_economies.domain.verdict_words import lettres, phrases
 from miam_economies.projections.view import ProjectionMismatch
 
 
@@ -32,28 +40,42 @@ from miam_economies.projections.view import ProjectionMismatch
 @journal_option
 @click.option("--par", metavar="NAME", required=True,
               help="The groups to rank: client, or a journal field (preset, format...).")
+@click.option("--selon", type=click.Choice(sorted(CRITERES)), default=SELON,
+              show_default=True,
+              help="Rank by taux (taux_reprise, less rework first) or net (per demande).")
 @click.option("--min", "minimum", type=click.IntRange(min=1), default=DEFAULT_MIN,
               show_default=True, help="Demandes a group needs to be ranked.")
+@click.option("--apparier", metavar="FIELD", default=None,
+              help="Compare the groups on the tasks both ran: the journal field of a task "
+                   "(test_id...).")
 @click.option("--json", "as_json", is_flag=True, help="Print the API's JSON document.")
 def classement(data: Path, database_url: str | None, fuseau: str | None,
-               journal: Path | None, par: str, minimum: int, as_json: bool) -> None:
-    """Rank the groups of --par by net per demande, with 95 % intervals, after folding
-    whatever is pending (SPEC, "Ranking presets: the classement"; ADR-0072).
+               journal: Path | None, par: str, selon: str, minimum: int,
+               apparier: str | None, as_json: bool) -> None:
+    """Rank the groups of --par by the taux de reprise (or net per demande), with 95 %
+    intervals, and say which group is ahead of which (95 %) or that they cannot be told
+    apart yet, after folding whatever is pending (SPEC, "Ranking presets: the
+    classement"; ADR-0081).
 
-    Groups with at least --min demandes are ranked (rang 1, 2...); the others follow,
-    unranked. Overlapping intervals mean the order between two groups is not yet sure.
+    Groups with at least --min demandes (and, by taux, evites above 0) are ranked (rang
+    1, 2...); the others follow, unranked. Groups sharing a letter cannot be told apart.
     """
-    if par in NOT_RANKED:
+    if par in NOT_GROUPS:
         raise click.BadParameter(f"{par!r} does not group demandes: use client or a "
                                  "journal field (preset, format...)", param_hint="--par")
+    try:
+        check_parametres(par, selon, apparier, minimum)
+    except ClassementError as exc:
+        raise click.UsageError(str(exc)) from None
     if fuseau is not None:
         _check_zone(fuseau)
     if not Settings(data=data, database_url=database_url).database.exists():
         click.echo(f"no event store in {data.resolve()}: nothing to rank "
                    "(pass --data or set MIAM_ECONOMIES_DATA)", err=True)
     try:
-        result = read_classement(data, par=par, minimum=minimum, fuseau=fuseau,
-                                 journal=journal, database_url=database_url)
+        result = read_classement(data, par=par, minimum=minimum, selon=selon,
+                                 apparier=apparier, fuseau=fuseau, journal=journal,
+                                 database_url=database_url)
     except (ProjectionMismatch, ZoneInfoNotFoundError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
     if as_json:
@@ -63,29 +85,50 @@ def classement(data: Path, database_url: str | None, fuseau: str | None,
         _print_table(result)
 
 
-def _interval(bounds: list[float] | None, fmt: str) -> str:
-    return "-" if bounds is None else f"[{bounds[0]:{fmt}}, {bounds[1]:{fmt}}]"
+def _interval(bounds: list[float | None] | None, fmt: str, none: str = "-") -> str:
+    if bounds is None:
+        return "-"
+    low, high = (none if b is None else f"{b:{fmt}}" for b in bounds)
+    return f"[{low}, {high}]"
+
+
+def _taux_interval(g: dict[str, Any]) -> str:
+    bounds = g["intervalle_taux_reprise"]
+    if bounds is not None and g["corrections"] == 0:
+        return "no correction yet"
+    return _interval(bounds, ".1%", none="?")
 
 
 def _print_table(result: dict[str, Any]) -> None:
+    paired = f", paired on {result['apparier']}" if "apparier" in result else ""
     title = (f"classement par {result['par']} (formule {result['formule']}, position "
-             f"{result['position']:,}, min {result['min']}, by {result['critere']})")
+             f"{result['position']:,}, min {result['min']}, by {result['critere']}{paired})")
+    ranked = [g["cle"] for g in result["groupes"] if g["rang"] is not None]
+    letters = lettres(ranked, result["comparaisons"])
     table = Table(title=title, box=box.SIMPLE_HEAD)
-    for column in ("rang", result["par"], "demandes", "net", "net/demande", "95 % interval",
-                   "taux_reprise", "95 % interval"):
-        table.add_column(column, justify="left" if column == result["par"] else "right")
+    for column in ("rang", result["par"], "demandes", "taux_reprise", "95 % interval",
+                   "net/demande", "95 % interval", "net", "groupe"):
+        table.add_column(column, justify="left" if column in (result["par"], "groupe")
+                         else "right")
     for g in result["groupes"]:
         taux = g["taux_reprise"]
         table.add_row(
             "-" if g["rang"] is None else str(g["rang"]), g["cle"], f"{g['demandes']:,}",
-            f"{g['net']:,}", f"{g['net_par_demande']:,.0f}",
-            _interval(g["intervalle_net_par_demande"], ",.0f"),
-            "-" if taux is None else f"{taux:.1%}",
-            _interval(g["intervalle_taux_reprise"], ".1%"),
-            style=None if g["suffisant"] else "dim")
+            "-" if taux is None else f"{taux:.1%}", _taux_interval(g),
+            f"{g['net_par_demande']:,.0f}",
+            _interval(g["intervalle_net_par_demande"], ",.0f"), f"{g['net']:,}",
+            letters.get(g["cle"], ""), style=None if g["rang"] is not None else "dim")
     console = _console()
     console.print(table)
     if not result["groupes"]:
         console.print(f"no demande with a delegation to rank by {result['par']}", style="dim")
-    elif any(g["rang"] is None for g in result["groupes"]):
-        console.print(f"rang -: fewer than {result['min']} demandes, not ranked", style="dim")
+        return
+    for sentence in phrases(ranked, result["comparaisons"]):
+        console.print(f"  {sentence}")
+    if letters and len(ranked) > 1:
+        console.print("groupe: groups sharing a letter cannot be told apart (95 %)",
+                      style="dim")
+    if any(g["rang"] is None for g in result["groupes"]):
+        console.print(f"rang -: fewer than {result['min']} demandes"
+                      + (" or no evites, not ranked" if result["critere"] == "taux_reprise"
+                         else ", not ranked"), style="dim")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from miam_economies.api.http.openapi_classement import classement_path, classement_schema
 from miam_economies.domain.schema import (
     COMMON,
     EVENTS,
@@ -142,34 +143,6 @@ def openapi_document() -> dict[str, Any]:
                        "evites": {"type": "integer"}, "net": {"type": "integer"},
                        "taux_reprise": {"type": "number", "nullable": True}},
     }
-    interval = {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2,
-                "nullable": True}
-    classement = {
-        "type": "object",
-        "required": ["par", "formule", "position", "min", "critere", "groupes"],
-        "properties": {
-            "par": {"type": "string"}, "formule": {"type": "string"},
-            "position": {"type": "integer", "minimum": 0},
-            "min": {"type": "integer", "minimum": 1},
-            "critere": {"type": "string", "enum": ["net_par_demande"]},
-            "groupes": {"type": "array", "items": {
-                "type": "object",
-                "required": ["cle", "demandes", "evites", "pilotage", "corrections", "net",
-                             "net_par_demande", "taux_reprise",
-                             "intervalle_net_par_demande", "intervalle_taux_reprise",
-                             "suffisant", "rang"],
-                "properties": {
-                    "cle": {"type": "string"}, "demandes": {"type": "integer", "minimum": 1},
-                    **{name: {"type": "integer"}
-                       for name in ("evites", "pilotage", "corrections", "net")},
-                    "net_par_demande": {"type": "number"},
-                    "taux_reprise": {"type": "number", "nullable": True},
-                    "intervalle_net_par_demande": interval,
-                    "intervalle_taux_reprise": interval,
-                    "suffisant": {"type": "boolean"},
-                    "rang": {"type": "integer", "minimum": 1, "nullable": True}}}},
-        },
-    }
     day = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$"}
     auth_errors = {"401": _error("Missing or wrong bearer token"),
                    "503": _error("Storage unavailable: retry later")}
@@ -182,7 +155,7 @@ def openapi_document() -> dict[str, Any]:
             "schemas": {
                 **{name: event_schema(kind) for kind, name in EVENT_SCHEMAS.items()},
                 "Erreur": _ERROR, "Bilan": bilan, "Demande": demande,
-                "Classement": classement,
+                "Classement": classement_schema(),
             },
         },
         "security": [{"bearer": []}],
@@ -241,22 +214,7 @@ def openapi_document() -> dict[str, Any]:
                                            "The demande"),
                               "404": _error("Never seen"), **auth_errors},
             }},
-            "/economies/classement": {"get": {
-                "summary": "The groups of a journal field (or client) ranked by net per "
-                           "demande, with 95 % intervals",
-                "parameters": [
-                    {"name": "par", "in": "query", "required": True,
-                     "schema": {"type": "string", "minLength": 1}},
-                    {"name": "min", "in": "query",
-                     "schema": {"type": "integer", "minimum": 1, "maximum": 999_999_999}},
-                    {"name": "attendre", "in": "query",
-                     "schema": {"type": "string", "enum": ["1"]}},
-                ],
-                "responses": {"200": _json({"$ref": "#/components/schemas/Classement"},
-                                           "Classement"),
-                              "400": _error("par is jour, modele or demande, or min is "
-                                            "not an integer >= 1"), **auth_errors},
-            }},
+            "/economies/classement": {"get": classement_path(auth_errors)},
             "/openapi.json": {"get": {
                 "summary": "This document, without auth", "security": [],
                 "responses": {"200": _json({"type": "object", "required": ["openapi"]},

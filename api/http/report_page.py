@@ -22,6 +22,7 @@ from markupsafe import Markup, escape
 
 from miam_economies.api.http.report import JOURNAL_FIELDS
 from miam_economies.domain.instants import iso_utc
+from miam_economies.domain.verdict_words import lettres, phrases
 
 with warnings.catch_warnings():
     # While pygal's hook is on sys.meta_path, every import warns (it has no find_spec).
@@ -96,29 +97,41 @@ def charts(data: Mapping[str, Any]) -> dict[str, Markup]:
     cout.add("pilotage", [m["pilotage"] for m in reversed(modeles)])
     out["cout-par-modele"] = _svg(cout)
     for field, ranked in data.get("classement", {}).items():
-        out[f"classement-{field}"] = interval_chart(
-            ranked["groupes"], f"Net per demande by {field}, 95 % intervals (tokens)")
+        out[f"classement-{field}"] = interval_chart(ranked, field)
     return out
 
 
 _ROW = 30  # px per group of the interval chart
-_LEFT, _RIGHT, _WIDTH = 200, 80, 960
+_LEFT, _RIGHT, _WIDTH = 200, 130, 960
 
 
-def interval_chart(groupes: list[dict[str, Any]], title: str) -> Markup:
-    """The classement's groups as an inline SVG, one row each, in its order: the 95 %
-    interval of net per demande as a line, the figure as a dot, the rank before the key
-    (unranked groups grey). Two presets whose lines overlap are not yet told apart. A
-    group without an interval shows its dot only. Labels are escaped; no script."""
+def interval_chart(ranked: Mapping[str, Any], field: str) -> Markup:
+    """A classement document (``Services.classement``) as an inline SVG, one row a group
+    in its order: the 95 % interval of its criterion (taux de reprise in percent, or net
+    per demande in tokens) as a line, running to the edge as an arrow where the data give
+    no high end yet; the figure as a dot; the rank before the key (unranked groups grey);
+    after the figure, the letters of the sets of groups that cannot be told apart
+    (``domain.verdict_words.lettres``): rows sharing a letter are seen together. Labels
+    are escaped; no script."""
+    groupes = ranked["groupes"]
     if not groupes:
         return Markup("")
-    bounds = [v for g in groupes for v in (g["intervalle_net_par_demande"]
-                                           or [g["net_par_demande"]] * 2)]
-    low, high = float(min(0.0, *bounds)), float(max(0.0, *bounds))
+    taux = ranked["critere"] == "taux_reprise"
+    title = (f"Taux de reprise by {field}, 95 % intervals" if taux
+             else f"Net per demande by {field}, 95 % intervals (tokens)")
+    name = ranked["critere"]
+    values = [v for g in groupes
+              for v in (*(g[f"intervalle_{name}"] or ()), g[name]) if v is not None]
+    low, high = float(min(0.0, *values)), float(max(0.0, *values))
     span = (high - low) or 1.0
+    letters = lettres([g["cle"] for g in groupes if g["rang"] is not None],
+                      ranked["comparaisons"])
 
     def x(value: float) -> float:
         return _LEFT + (value - low) / span * (_WIDTH - _LEFT - _RIGHT)
+
+    def label(value: float) -> str:
+        return f"{value:.1%}" if taux else _tokens(value)
 
     height = 50 + _ROW * len(groupes)
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_WIDTH} {height}" '
@@ -131,19 +144,29 @@ def interval_chart(groupes: list[dict[str, Any]], title: str) -> Markup:
              f'<text x="{x(0):.1f}" y="{height - 2}" text-anchor="middle" fill="#666">0</text>']
     for i, g in enumerate(groupes):
         y = 40 + _ROW * i
-        colour = "#1565c0" if g["suffisant"] else "#9e9e9e"
+        colour = "#1565c0" if g["rang"] is not None else "#9e9e9e"
         rang = "-" if g["rang"] is None else g["rang"]
         parts.append(f'<g class="groupe" data-cle="{escape(g["cle"])}">'
                      f'<text x="{_LEFT - 10}" y="{y + 4}" text-anchor="end">{rang}. '
                      f'{escape(g["cle"])} ({g["demandes"]:,})</text>')
-        interval = g["intervalle_net_par_demande"]
+        interval = g[f"intervalle_{name}"]
         if interval is not None:
-            parts.append(f'<line class="intervalle" x1="{x(interval[0]):.1f}" y1="{y}" '
-                         f'x2="{x(interval[1]):.1f}" y2="{y}" stroke="{colour}" '
+            end = _WIDTH - _RIGHT if interval[1] is None else x(interval[1])
+            parts.append(f'<line class="intervalle" x1="{x(interval[0] or 0.0):.1f}" '
+                         f'y1="{y}" x2="{end:.1f}" y2="{y}" stroke="{colour}" '
                          'stroke-width="3"/>')
-        parts.append(f'<circle cx="{x(g["net_par_demande"]):.1f}" cy="{y}" r="5" '
-                     f'fill="{colour}"/><text x="{_WIDTH - _RIGHT + 12}" y="{y + 4}" '
-                     f'fill="#444">{_tokens(g["net_par_demande"])}</text></g>')
+            if interval[1] is None:  # no high end yet: an arrow to the edge
+                parts.append(f'<path class="ouvert" d="M{end - 8:.1f},{y - 5} L{end:.1f},'
+                             f'{y} L{end - 8:.1f},{y + 5}" fill="none" stroke="{colour}" '
+                             'stroke-width="2"/>')
+        figure = g[name]
+        text = "no taux" if figure is None else label(figure)
+        if figure is not None:
+            parts.append(f'<circle cx="{x(figure):.1f}" cy="{y}" r="5" fill="{colour}"/>')
+        parts.append(f'<text x="{_WIDTH - _RIGHT + 12}" y="{y + 4}" fill="#444">{text}'
+                     f'</text><text class="lettres" x="{_WIDTH - 12}" y="{y + 4}" '
+                     f'text-anchor="end" font-weight="bold" fill="{colour}">'
+                     f'{escape(letters.get(g["cle"], ""))}</text></g>')
     parts.append("</svg>")
     return Markup("".join(parts))
 
@@ -152,6 +175,8 @@ _TEMPLATES = Environment(loader=PackageLoader("miam_economies.api.http", "templa
                          autoescape=select_autoescape(["html"]))
 _TEMPLATES.filters["tokens"] = _tokens
 _TEMPLATES.filters["taux"] = lambda v: "-" if v is None else f"{v:.1%}"
+_TEMPLATES.filters["phrases"] = lambda doc: phrases(
+    [g["cle"] for g in doc["groupes"] if g["rang"] is not None], doc["comparaisons"])
 
 
 def render_html(data: Mapping[str, Any]) -> str:

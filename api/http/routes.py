@@ -18,10 +18,11 @@ from miam_economies.api.http.metrics import METRICS_STATE, Metrics
 from miam_economies.api.http.observer import OUTCOME
 from miam_economies.api.http.openapi import openapi_document
 from miam_economies.api.http.report import render_report
-from miam_economies.api.service.services import DEFAULT_MIN, Services, check_classement
+from miam_economies.api.service.services import Services
 from miam_economies.api.store.application import Appended
 from miam_economies.domain.acceptance import accept_batch
 from miam_economies.domain.bilan import check_bounds
+from miam_economies.domain.classement import DEFAULT_MIN, SELON, check_parametres
 
 STATE = "economies"
 """Key of the ``Services`` in the lifespan state (``request.state.economies``)."""
@@ -105,22 +106,26 @@ async def get_demande(request: Request) -> JSONResponse:
 
 async def get_classement(request: Request) -> JSONResponse:
     """The classement (SPEC, "Ranking presets: the classement"): ``?par=`` (``client`` or
-    a journal field; required), ``?min=`` (an integer >= 1, default 10), ``?attendre=1``
-    as for the bilan. 400 for a ``par`` or ``min`` the SPEC refuses."""
+    a journal field; required), ``?selon=`` (``taux``, the default, or ``net``),
+    ``?min=`` (an integer >= 1, default ``DEFAULT_MIN``), ``?apparier=`` (the journal
+    field of a task: paired comparisons), ``?attendre=1`` as for the bilan. 400 naming
+    the parameter the SPEC refuses, before anything is read."""
     services = _services(request)
     query = request.query_params
     par = query.get("par", "")
+    selon = query.get("selon", SELON)
+    apparier = query.get("apparier")
     raw_min = query.get("min", str(DEFAULT_MIN))
     try:
         # Digits only, and few enough that int() stays cheap.
         if not raw_min.isascii() or not raw_min.isdigit() or len(raw_min) > 18:
             raise ValueError(f"min must be an integer >= 1, not {raw_min[:20]!r}")
         minimum = int(raw_min)
-        check_classement(par, minimum)
+        check_parametres(par, selon, apparier, minimum)
     except ValueError as exc:
         return error_response(400, str(exc))
     waited = await _maybe_wait(request, services)
-    answer = await run_in_threadpool(services.classement, par, minimum)
+    answer = await run_in_threadpool(services.classement, par, minimum, selon, apparier)
     if waited is False:
         answer["attente_expiree"] = True
     return JSONResponse(answer)

@@ -15,9 +15,8 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from miam_economies.api.service.bootstrap import open_services
-from miam_economies.api.service.services import DEFAULT_MIN, check_classement
 from miam_economies.api.service.settings import DEFAULT_DATA, Settings, machine_fuseau
-from miam_economies.domain.classement import CRITERE
+from miam_economies.domain.classement import CRITERES, DEFAULT_MIN, SELON, check_parametres
 from miam_economies.domain.formulas import V1
 from miam_economies.domain.instants import iso_utc
 from miam_economies.projections.view import BilanSnapshot
@@ -102,29 +101,36 @@ def economies_section(data: Path | str = DEFAULT_DATA, *, par: str | None = None
 
 
 def read_classement(data: Path | str = DEFAULT_DATA, *, par: str = "preset",
-                    minimum: int = DEFAULT_MIN, fuseau: str | None = None,
+                    minimum: int = DEFAULT_MIN, selon: str = SELON,
+                    apparier: str | None = None, fuseau: str | None = None,
                     journal: Path | str | None = None, catch_up: bool = True,
                     database_url: str | None = None) -> dict[str, Any]:
     """The classement of data directory ``data`` (or of ``database_url``), as
-    ``GET /economies/classement?par=...&min=...`` gives it: which preset (or format,
-    client...) is ahead by net per demande, and how sure that is (SPEC, "Ranking presets:
-    the classement"; ADR-0072).
+    ``GET /economies/classement`` gives it: which preset (or format, client...) is ahead
+    by the taux de reprise (``selon="taux"``) or net per demande (``"net"``), the verdict
+    of every pair of ranked groups ("a ahead of b" or "can't tell yet"), compared on the
+    tasks both ran when ``apparier`` names the journal field of a task (SPEC, "Ranking
+    presets: the classement"; ADR-0081).
 
     ``par``: ``client`` or a journal field (default ``preset``); ``minimum``: demandes a
-    group needs to be ranked (``min``, default 10); the other arguments as
-    ``read_bilan``'s. No store in ``data`` gives a classement without groups and creates
-    nothing. Raises ``ValueError`` for a ``par`` or ``minimum`` the SPEC refuses, and as
-    ``read_bilan``.
+    group needs to be ranked (``min`` on the wire, default ``DEFAULT_MIN``); the other
+    arguments as ``read_bilan``'s. No store in ``data`` gives a classement without groups
+    and creates nothing. Raises ``ClassementError`` (a ``ValueError``) for parameters the
+    SPEC refuses, and as ``read_bilan``.
     """
-    check_classement(par, minimum)
+    check_parametres(par, selon, apparier, minimum)
     settings = Settings(data=Path(data), fuseau=fuseau,
                         journal=None if journal is None else Path(journal),
                         database_url=database_url)
     if not settings.database.exists():
         ZoneInfo(fuseau or machine_fuseau())  # the same error for a bad zone, store or not
-        return {"par": par, "formule": V1.name, "position": 0, "min": minimum,
-                "critere": CRITERE, "groupes": []}
+        empty: dict[str, Any] = {"par": par, "formule": V1.name, "position": 0,
+                                 "min": minimum, "critere": CRITERES[selon], "groupes": [],
+                                 "comparaisons": []}
+        if apparier is not None:
+            empty["apparier"] = apparier
+        return empty
     with open_services(settings, run_projections=False) as services:
         if catch_up:
             services.runner.catch_up()
-        return services.classement(par, minimum)
+        return services.classement(par, minimum, selon, apparier)

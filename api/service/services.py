@@ -10,29 +10,18 @@ from typing import Any
 from miam_economies.api.service.settings import Settings
 from miam_economies.api.store.application import EventStore
 from miam_economies.domain.bilan import check_bounds
-from miam_economies.domain.classement import CRITERE, Echantillon, classement
+from miam_economies.domain.classement import (
+    CRITERES,
+    DEFAULT_MIN,
+    SELON,
+    check_parametres,
+    classement,
+)
+from miam_economies.domain.comparaisons import Tache, comparaisons, comparaisons_appariees
+from miam_economies.domain.echantillon import Echantillon
 from miam_economies.domain.instants import iso_utc
 from miam_economies.projections.projection import BilanProjection
 from miam_economies.projections.runner import CatchUpRunner
-
-DEFAULT_MIN = 10
-"""Demandes a group needs to be ranked with confidence, unless ``min`` says otherwise
-(SPEC, "Ranking presets: the classement")."""
-
-NOT_RANKED = ("jour", "modele", "demande")
-"""Breakdowns the classement refuses: its unit is a demande, which these do not group
-(SPEC)."""
-
-
-def check_classement(par: str, minimum: int) -> None:
-    """Raise ``ValueError`` unless ``par`` is ``client`` or a journal field (not ``jour``,
-    ``modele``, ``demande``, nor empty, ``journal.`` prefix aside) and ``minimum`` is at
-    least 1 (SPEC, "Ranking presets: the classement")."""
-    if not par.removeprefix("journal.") or par in NOT_RANKED:
-        raise ValueError(f"par must be client or a journal field (preset, format...), "
-                         f"not {par!r}: the classement ranks groups of demandes")
-    if minimum < 1:
-        raise ValueError(f"min must be an integer >= 1, not {minimum}")
 
 
 @dataclass(frozen=True)
@@ -73,24 +62,43 @@ class Services:
             bilan["provenance"]["journal"] = self.runner.journal.state()
         return bilan
 
-    def classement(self, par: str, minimum: int = DEFAULT_MIN) -> dict[str, Any]:
+    def classement(self, par: str, minimum: int = DEFAULT_MIN, selon: str = SELON,
+                   apparier: str | None = None) -> dict[str, Any]:
         """The classement of the groups of ``par`` (SPEC, "Ranking presets: the
-        classement"): ``{"par", "formule", "position", "min", "critere", "groupes"}``,
-        each group's exact sums (tokens), ratios and 95 % intervals (ADR-0072).
+        classement"): ``{"par", "formule", "position", "min", "critere", "groupes",
+        "comparaisons"}`` (and ``"apparier"`` when asked): each group's exact sums
+        (tokens), ratios, 95 % intervals and rank by ``selon`` (``taux``: taux_reprise
+        ascending; ``net``: net per demande descending), and the verdict of every pair of
+        ranked groups, compared on the tasks both ran when ``apparier`` names the journal
+        field of a task (ADR-0081).
 
-        Read from the projection's samples, never from the events (ADR-0073): its cost is
-        that of the groups, not of the history. Raises ``ValueError`` for a ``par`` or
-        ``minimum`` the SPEC refuses (``check_classement``), ``PersistenceError`` when a
-        database cannot be read.
+        Read from the projection's samples and, for ``apparier``, its demandes joined with
+        the journal, in one read transaction, never from the events (ADR-0073). Raises
+        ``ClassementError`` (a ``ValueError``) for parameters the SPEC refuses,
+        ``PersistenceError`` when a database cannot be read.
         """
-        check_classement(par, minimum)
+        check_parametres(par, selon, apparier, minimum)
         projection = self.projection
-        position, samples = projection.view.samples(projection.tracking_name, par)
+        position, samples, tasks = projection.view.samples(
+            projection.tracking_name, par, apparier)
         groupes = classement({cle: Echantillon(*sums) for cle, sums in samples.items()},
-                             minimum)
-        return {"par": par, "formule": projection.formule.name, "position": position,
-                "min": minimum, "critere": CRITERE,
-                "groupes": [groupe.as_dict() for groupe in groupes]}
+                             minimum, selon)
+        ranked = [g.cle for g in groupes if g.rang is not None]
+        if tasks is None:
+            verdicts = comparaisons(
+                [(cle, Echantillon(*samples[cle])) for cle in ranked], selon)
+        else:
+            verdicts = comparaisons_appariees(
+                ranked, {cle: {task: Tache(*sums) for task, sums in by_task.items()}
+                         for cle, by_task in tasks.items()}, selon)
+        answer: dict[str, Any] = {
+            "par": par, "formule": projection.formule.name, "position": position,
+            "min": minimum, "critere": CRITERES[selon],
+            "groupes": [groupe.as_dict() for groupe in groupes],
+            "comparaisons": [verdict.as_dict() for verdict in verdicts]}
+        if apparier is not None:
+            answer["apparier"] = apparier
+        return answer
 
     def demande(self, demande_id: str) -> dict[str, Any] | None:
         """One demande's figures (SPEC, ``GET /economies/demandes/{id}``), or None for an

@@ -1,6 +1,7 @@
-"""The classement (SPEC, "Ranking presets: the classement") from the projection's samples,
-against an independent recomputation from the events and the journal, on both backends;
-its route and its command."""
+"""The classement (SPEC, "Ranking presets: the classement") from the projection's samples
+and its demandes, against an independent recomputation from the events and the journal
+(figures, order by either criterion, intervals, verdicts, paired verdicts on a journal
+``test_id``), on both backends, whatever the arrival order; its route and its command."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import statistics
 import subprocess
 import sys
 from collections import defaultdict
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -21,26 +23,53 @@ from scipy import stats
 from miam_economies.api.service.replay import replay
 from miam_economies.api.service.services import Services
 from miam_economies.domain.acceptance import accept_batch
+from tests.classement_reference import assert_same, expected_paired, expected_pairs
 from tests.conftest import LiveServer
 from tests.corpus import expected_breakdowns, generate, journal_lines
 
 SCRIPT = Path(sys.executable).with_name("miam-economies")
 EVENTS = generate(3000, seed=11)[:3000]
-JOURNAL = journal_lines(EVENTS, seed=11)
 
 
-def recomputed(par: str) -> dict[str, list[tuple[int, int, int]]]:
+def with_tasks(lines: list[str]) -> list[str]:
+    """The journal with a ``test_id`` (one of 40 tasks) on four lines in five, as MIAM's
+    test runs would write it."""
+    rng = random.Random(19)
+    out = []
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            out.append(line)
+            continue
+        if rng.random() < 0.8:
+            entry["test_id"] = f"t{rng.randrange(40):02d}"
+        out.append(json.dumps(entry))
+    return out
+
+
+JOURNAL = with_tasks(journal_lines(EVENTS, seed=11))
+
+
+EXPECTED = expected_breakdowns(EVENTS, JOURNAL, ZoneInfo("UTC"))
+
+
+def recomputed(par: str, tache: str | None = None) -> dict[str, Any]:
     """Each group's demandes as ``(evites, pilotage, corrections)``, from the events and
-    the journal alone (``tests.corpus``): a demande counts once its delegation arrived."""
-    expected = expected_breakdowns(EVENTS, JOURNAL, ZoneInfo("UTC"))
-    groups: defaultdict[str, list[tuple[int, int, int]]] = defaultdict(list)
-    for demande_id, clients in expected["demande"].items():
+    the journal alone (``tests.corpus``): a demande counts once its delegation arrived;
+    with ``tache``, by group and task (demandes without a task left out)."""
+    groups: defaultdict[str, Any] = defaultdict(lambda: defaultdict(list) if tache else [])
+    for demande_id, clients in EXPECTED["demande"].items():
+        valeurs = EXPECTED["valeurs"].get(demande_id, {})
         for client, row in clients.items():
             if row["delegations"] == 0:
                 continue
-            cle = client if par == "client" else expected["valeurs"].get(
-                demande_id, {}).get(par, "(inconnu)")
-            groups[cle].append((row["evites"], row["pilotage"], row["corrections"]))
+            cle = client if par == "client" else valeurs.get(par, "(inconnu)")
+            figures = (row["evites"], row["pilotage"], row["corrections"])
+            if tache is None:
+                groups[cle].append(figures)
+            elif tache in valeurs:
+                groups[cle][valeurs[tache]].append(figures)
     return groups
 
 
@@ -73,12 +102,14 @@ def load(services: Services, rng: random.Random | None = None) -> None:
     services.runner.catch_up()
 
 
-def check(answer: dict[str, Any], par: str, minimum: int) -> None:
+def check(answer: dict[str, Any], par: str, minimum: int, selon: str = "taux",
+          apparier: str | None = None) -> None:
     """``answer`` against the recomputation: every group's sums and figures, intervals,
-    flags and order."""
+    flags and order by ``selon``, and every comparison (paired on ``apparier``)."""
     groups = recomputed(par)
-    assert (answer["par"], answer["min"], answer["critere"]) == (par, minimum,
-                                                                 "net_par_demande")
+    critere = {"taux": "taux_reprise", "net": "net_par_demande"}[selon]
+    assert (answer["par"], answer["min"], answer["critere"]) == (par, minimum, critere)
+    assert answer.get("apparier") == apparier
     assert sorted(g["cle"] for g in answer["groupes"]) == sorted(groups)
     for g in answer["groupes"]:
         rows = groups[g["cle"]]
@@ -98,15 +129,36 @@ def check(answer: dict[str, Any], par: str, minimum: int) -> None:
             assert g["intervalle_net_par_demande"] is None
         if g["intervalle_taux_reprise"] is not None:
             low, high = g["intervalle_taux_reprise"]
-            assert low <= g["taux_reprise"] <= high
+            assert low <= g["taux_reprise"] and (high is None or g["taux_reprise"] <= high)
+            assert (high is None) if corrections == 0 else True
         assert g["suffisant"] is (len(rows) >= minimum)
-    ranked = [g for g in answer["groupes"] if g["suffisant"]]
-    assert answer["groupes"][:len(ranked)] == ranked  # sufficient groups first
+    ranked = [g for g in answer["groupes"] if g["rang"] is not None]
+    assert answer["groupes"][:len(ranked)] == ranked  # ranked groups first
     assert [g["rang"] for g in ranked] == list(range(1, len(ranked) + 1))
-    assert all(g["rang"] is None for g in answer["groupes"][len(ranked):])
+    assert all(g["suffisant"] and (selon == "net" or g["taux_reprise"] is not None)
+               for g in ranked)
+
+    def key(g: dict[str, Any]) -> tuple[bool, Fraction]:
+        if selon == "net":
+            return False, -Fraction(g["net"], g["demandes"])
+        return g["evites"] <= 0, Fraction(g["corrections"], max(g["evites"], 1))
+
     for part in (ranked, answer["groupes"][len(ranked):]):
-        means = [g["net_par_demande"] for g in part]
-        assert means == sorted(means, reverse=True)
+        assert part == sorted(part, key=lambda g: (*key(g), g["cle"]))
+    names = [g["cle"] for g in ranked]
+    if apparier is None:
+        want = expected_pairs({cle: groups[cle] for cle in names}, selon)
+    else:
+        want = expected_paired(recomputed(par, apparier), names, selon)
+    assert_same(answer["comparaisons"], want)
+
+
+def todays_order(answer: dict[str, Any], minimum: int) -> list[str]:
+    """The order of the classement before ADR-0081 (267ce71): groups of at least
+    ``minimum`` demandes by net per demande descending, then the others the same way,
+    ties by cle."""
+    return [g["cle"] for g in sorted(answer["groupes"], key=lambda g: (
+        g["demandes"] < minimum, -Fraction(g["net"], g["demandes"]), g["cle"]))]
 
 
 class ClassementContract:
@@ -114,23 +166,41 @@ class ClassementContract:
 
     @pytest.mark.parametrize(("par", "minimum"), [("preset", 10), ("format", 400),
                                                   ("client", 1), ("ok", 10)])
+    @pytest.mark.parametrize("selon", ["taux", "net"])
     def test_it_equals_an_independent_recomputation(self, services: Services, par: str,
-                                                    minimum: int) -> None:
+                                                    minimum: int, selon: str) -> None:
         load(services)
-        check(services.classement(par, minimum), par, minimum)
+        check(services.classement(par, minimum, selon), par, minimum, selon)
+
+    @pytest.mark.parametrize("selon", ["taux", "net"])
+    def test_paired_on_a_task_it_equals_the_recomputation(self, services: Services,
+                                                          selon: str) -> None:
+        load(services)
+        answer = services.classement("preset", 5, selon, "test_id")
+        check(answer, "preset", 5, selon, "test_id")
+        assert answer["comparaisons"] and max(c["taches"] for c in answer["comparaisons"]) > 20
+
+    def test_by_net_the_order_is_todays(self, services: Services) -> None:
+        load(services)
+        for par, minimum in (("preset", 10), ("format", 400), ("client", 1)):
+            answer = services.classement(par, minimum, "net")
+            assert [g["cle"] for g in answer["groupes"]] == todays_order(answer, minimum)
 
     def test_folded_in_any_order_with_the_journal_late_it_is_the_same(
             self, services: Services) -> None:
         load(services, random.Random(5))
         for par in ("preset", "client"):
             check(services.classement(par, 10), par, 10)
+        check(services.classement("preset", 5, "net", "test_id"), "preset", 5, "net",
+              "test_id")
 
     def test_it_is_deterministic_and_says_where_it_stands(self, services: Services) -> None:
         load(services)
         first = services.classement("preset")
         assert json.dumps(first) == json.dumps(services.classement("preset"))
         assert first["position"] == services.store.head()
-        assert first["formule"] == "v1"
+        assert first["formule"] == "v1" and first["min"] == 30
+        assert first["critere"] == "taux_reprise"
 
     def test_a_replay_rebuilds_the_same_classement(self, services: Services) -> None:
         load(services, random.Random(9))
@@ -140,16 +210,23 @@ class ClassementContract:
         services.runner.follow_switch()
         rebuilt = services.classement("preset")
         assert rebuilt["groupes"] == live["groupes"]
-        check(rebuilt, "preset", 10)
+        assert rebuilt["comparaisons"] == live["comparaisons"]
+        check(rebuilt, "preset", 30)
 
-    def test_refused_breakdowns_and_minimums(self, services: Services) -> None:
-        for par, minimum in (("jour", 10), ("modele", 10), ("demande", 10), ("", 10),
-                             ("journal.", 10), ("preset", 0)):
+    def test_refused_parameters(self, services: Services) -> None:
+        for par, minimum, selon, apparier in (
+                ("jour", 10, "taux", None), ("modele", 10, "taux", None),
+                ("demande", 10, "net", None), ("", 10, "taux", None),
+                ("journal.", 10, "taux", None), ("preset", 0, "taux", None),
+                ("preset", 10, "prix", None), ("preset", 10, "taux", "preset"),
+                ("preset", 10, "taux", "client"), ("preset", 10, "taux", "jour"),
+                ("preset", 10, "taux", "modele"), ("preset", 10, "taux", "demande")):
             with pytest.raises(ValueError):
-                services.classement(par, minimum)
+                services.classement(par, minimum, selon, apparier)
 
     def test_an_empty_store_ranks_nothing(self, services: Services) -> None:
         assert services.classement("preset")["groupes"] == []
+        assert services.classement("preset", 1, "net", "test_id")["comparaisons"] == []
 
 
 class TestClassementSQLite(ClassementContract):
@@ -174,12 +251,23 @@ def test_the_route_and_the_command_give_the_same_document(tmp_path: Path) -> Non
         assert response.status_code == 200, response.text
         answer = response.json()
         check(answer, "preset", 5)
-        for bad in ({"par": "jour"}, {"par": "preset", "min": "0"},
-                    {"par": "preset", "min": "x"}, {"par": "preset", "min": "1.5"},
-                    {"par": "preset", "min": "٣"}, {"par": "journal."}, {}):
+        paired = server.client.get("/economies/classement", params={
+            "par": "preset", "min": "5", "selon": "net", "apparier": "test_id"}).json()
+        check(paired, "preset", 5, "net", "test_id")
+        for bad, named in (({"par": "jour"}, "par"), ({"par": "preset", "min": "0"}, "min"),
+                           ({"par": "preset", "min": "x"}, "min"),
+                           ({"par": "preset", "min": "1.5"}, "min"),
+                           ({"par": "preset", "min": "٣"}, "min"), ({"par": "journal."}, "par"),
+                           ({}, "par"), ({"par": "preset", "selon": "prix"}, "selon"),
+                           ({"par": "preset", "selon": ""}, "selon"),
+                           ({"par": "preset", "apparier": "preset"}, "apparier"),
+                           ({"par": "preset", "apparier": "journal.preset"}, "apparier"),
+                           *(({"par": "preset", "apparier": f}, "apparier")
+                             for f in ("client", "jour", "modele", "demande", ""))):
             refused = server.client.get("/economies/classement", params=bad)
             assert refused.status_code == 400, (bad, refused.text)
             assert refused.json()["ok"] is False
+            assert refused.json()["erreur"].startswith(named), (bad, refused.json())
         assert server.client.get("/economies/classement", params={"par": "preset"},
                                  headers={"Authorization": "Bearer x"}).status_code == 401
     finally:
@@ -188,6 +276,11 @@ def test_the_route_and_the_command_give_the_same_document(tmp_path: Path) -> Non
         [str(SCRIPT), "classement", "--data", str(data), "--par", "preset", "--min", "5",
          "--json"], check=True, capture_output=True, text=True).stdout)
     assert printed == answer
+    printed = json.loads(subprocess.run(
+        [str(SCRIPT), "classement", "--data", str(data), "--par", "preset", "--min", "5",
+         "--selon", "net", "--apparier", "test_id", "--json"], check=True,
+        capture_output=True, text=True).stdout)
+    assert printed == paired
     table = subprocess.run([str(SCRIPT), "classement", "--data", str(data), "--par",
                             "preset"], check=True, capture_output=True, text=True).stdout
     for g in answer["groupes"]:
@@ -195,3 +288,8 @@ def test_the_route_and_the_command_give_the_same_document(tmp_path: Path) -> Non
     refused = subprocess.run([str(SCRIPT), "classement", "--data", str(data), "--par",
                               "jour"], capture_output=True, text=True)
     assert refused.returncode == 2 and "--par" in refused.stderr
+    for args, named in ((["--selon", "prix"], "--selon"), (["--apparier", "preset"],
+                                                           "apparier must differ")):
+        refused = subprocess.run([str(SCRIPT), "classement", "--data", str(data), "--par",
+                                  "preset", *args], capture_output=True, text=True)
+        assert refused.returncode == 2 and named in refused.stderr, refused.stderr

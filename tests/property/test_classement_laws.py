@@ -1,7 +1,9 @@
-"""Laws of ``domain.classement`` over any demandes (SPEC.md, "Ranking presets: the
-classement"; ADR-0072): a group's sums depend neither on the order of its demandes nor on
-how they are split, and every interval is finite, holds its figure, and stays at or above
-0 for the taux de reprise."""
+"""Laws of ``domain.classement`` and ``domain.comparaisons`` over any demandes (SPEC.md,
+"Ranking presets: the classement"; ADR-0081): a group's sums depend neither on the order
+of its demandes nor on how they are split; every interval is finite where given, holds its
+figure, and stays at or above 0 for the taux de reprise; a bound is absent only where the
+data cannot give it; every pair of ranked groups gets one verdict, which a claim backs
+with an interval excluding 0."""
 
 from __future__ import annotations
 
@@ -10,7 +12,9 @@ from math import isfinite
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from miam_economies.domain.classement import Echantillon, classement
+from miam_economies.domain.classement import CRITERES, classement
+from miam_economies.domain.comparaisons import comparaisons
+from miam_economies.domain.echantillon import Echantillon
 
 EVITES = st.integers(min_value=-(2**53), max_value=2**53)  # estimation.evites may be < 0
 COST = st.integers(min_value=0, max_value=2**53)
@@ -35,24 +39,43 @@ def test_sums_add_and_subtract_as_groups_of_demandes(a: list[tuple[int, int, int
     assert sum((Echantillon.demande(*row) for row in a), Echantillon()) == Echantillon.of(a)
 
 
-@settings(deadline=None)  # the first example imports SciPy (domain.classement.quantile_t)
+@settings(deadline=None)
 @given(st.dictionaries(st.text(max_size=3), DEMANDES.filter(bool), max_size=5),
-       st.integers(1, 12))
-def test_every_interval_is_finite_and_holds_its_figure(
-        groupes: dict[str, list[tuple[int, int, int]]], minimum: int) -> None:
-    out = classement({cle: Echantillon.of(rows) for cle, rows in groupes.items()}, minimum)
+       st.integers(1, 12), st.sampled_from(sorted(CRITERES)))
+def test_every_interval_holds_its_figure_and_every_ranked_pair_has_a_verdict(
+        groupes: dict[str, list[tuple[int, int, int]]], minimum: int, selon: str) -> None:
+    samples = {cle: Echantillon.of(rows) for cle, rows in groupes.items()}
+    out = classement(samples, minimum, selon)
     assert sorted(g.cle for g in out) == sorted(groupes)
     for groupe in out:
         interval = groupe.intervalle_net_par_demande
         assert (interval is None) == (groupe.demandes < 2)
         if interval is not None:
-            assert all(map(isfinite, interval))
-            assert interval[0] <= groupe.net_par_demande <= interval[1]
+            low, high = interval
+            assert low is not None and high is not None and isfinite(low) and isfinite(high)
+            assert low <= groupe.net_par_demande <= high
         interval = groupe.intervalle_taux_reprise
         assert (interval is None) == (groupe.demandes < 2 or groupe.evites <= 0)
         if interval is not None:
-            assert groupe.taux_reprise is not None and all(map(isfinite, interval))
-            assert 0 <= interval[0] <= groupe.taux_reprise <= interval[1]
-    ranks = [g.rang for g in out if g.suffisant]
-    assert ranks == list(range(1, len(ranks) + 1))
-    assert all(g.rang is None for g in out if not g.suffisant)
+            low, high = interval
+            assert groupe.taux_reprise is not None and low is not None and isfinite(low)
+            assert 0 <= low <= groupe.taux_reprise
+            assert high is None or groupe.taux_reprise <= high < float("inf")
+            if groupe.corrections == 0:
+                assert interval == (0.0, None)  # no zero-width claim
+    ranked = [g for g in out if g.rang is not None]
+    assert [g.rang for g in ranked] == list(range(1, len(ranked) + 1))
+    assert out[:len(ranked)] == ranked
+    assert all(g.suffisant for g in ranked)
+    verdicts = comparaisons([(g.cle, samples[g.cle]) for g in ranked], selon)
+    assert [(v.a, v.b) for v in verdicts] == [
+        (a.cle, b.cle) for i, a in enumerate(ranked) for b in ranked[i + 1:]]
+    for v in verdicts:
+        assert v.verdict in ("a_devant", "b_devant", "indiscernable")
+        if v.verdict != "indiscernable":
+            assert v.raison is None and v.intervalle is not None
+            low, high = v.intervalle
+            assert low is not None and high is not None
+            assert low > 0 or high < 0
+            ahead = (low > 0) == (selon == "net")
+            assert v.verdict == ("a_devant" if ahead else "b_devant")

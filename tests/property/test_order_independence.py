@@ -71,7 +71,8 @@ def arrivals(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[str], list[Arr
     re-sent and batched, journal lines appended at any moment in between."""
     size = draw(st.integers(min_value=1, max_value=30))
     events = [draw(event(n)) for n in range(size)]
-    journal = [json.dumps({"demande_id": d, "preset": draw(st.sampled_from(["a", "b"]))})
+    journal = [json.dumps({"demande_id": d, "preset": draw(st.sampled_from(["a", "b"])),
+                           "test_id": draw(st.sampled_from(["t1", "t2", "t3"]))})
                for d in draw(st.lists(DEMANDES, unique=True, max_size=4))]
     resent = draw(st.lists(st.sampled_from(events), max_size=size))
     stream = draw(st.permutations(events + resent))
@@ -96,7 +97,8 @@ def fresh_store(backend: str) -> Iterator[Settings]:
 
 def fold(plan: list[Arrival], backend: str = "sqlite") -> tuple[dict[str, Any], int]:
     """Play ``plan`` against a fresh store and view on ``backend``; return every
-    breakdown, every demande and the conservation figures, and Σ recus."""
+    breakdown, every demande, the conservation figures and every classement, and Σ
+    recus."""
     with fresh_store(backend) as settings_:
         recus = 0
         with open_services(settings_, run_projections=False) as services:
@@ -114,6 +116,11 @@ def fold(plan: list[Arrival], backend: str = "sqlite") -> tuple[dict[str, Any], 
             state["economies"], state["total"] = bilan["economies"], bilan["total"]
             state["conservation"] = bilan["conservation"]
             state["demandes"] = {d: services.demande(d) for d in state["demande"]}
+            # The whole classement document: groups, intervals, verdicts, paired verdicts.
+            state["classements"] = {
+                f"{par} {selon} {apparier}": services.classement(par, 1, selon, apparier)
+                for par in ("preset", "client") for selon in ("taux", "net")
+                for apparier in (None, "test_id")}
     return state, recus
 
 

@@ -1,11 +1,13 @@
-"""Unit tests of ``domain.classement`` (SPEC.md, "Ranking presets: the classement";
-ADR-0072): the figures and intervals against a recomputation from the demandes themselves
-(``statistics`` on exact fractions, ``scipy.stats`` for t), the order and flags, ties, nulls,
-degenerate groups, determinism and narrowing."""
+"""Unit tests of ``domain.classement`` and ``domain.intervalles`` (SPEC.md, "Ranking
+presets: the classement"; ADR-0081): the figures and intervals against a recomputation
+from the demandes themselves (``statistics`` on exact fractions, ``scipy.stats`` for t and
+the gamma distribution), the order by either criterion and the flags, ties, nulls,
+degenerate groups, the parameters' rules, determinism and narrowing."""
 
 from __future__ import annotations
 
 import json
+import math
 import statistics
 from collections.abc import Sequence
 from fractions import Fraction
@@ -15,9 +17,14 @@ import pytest
 from scipy import stats
 
 from miam_economies.domain.classement import (
-    CRITERE,
-    Echantillon,
+    CRITERES,
+    DEFAULT_MIN,
+    ClassementError,
+    check_parametres,
     classement,
+)
+from miam_economies.domain.echantillon import Echantillon
+from miam_economies.domain.intervalles import (
     intervalle_net_par_demande,
     intervalle_taux_reprise,
 )
@@ -43,25 +50,25 @@ def expected_net_interval(rows: Rows) -> tuple[float, float]:
     return float(mean) - half, float(mean) + half
 
 
-def moments(rows: Rows) -> tuple[Fraction, Fraction, Fraction, Fraction, Fraction]:
-    """Means of evites and corrections, their variances and covariance (exact)."""
+def expected_taux_interval(rows: Rows) -> tuple[float, float | None]:
+    """ADR-0081's taux interval written on the demandes: the corrections' sum Y as m = Y²/V
+    equal events of weight V/Y (V = n·variance of a demande's correction), gamma bounds
+    by scipy.stats; the evites' sum X within X(1 ± t·s_X/X), as a factor on 1/X; the two
+    relative spreads added in quadrature on the log scale."""
+    n = len(rows)
     e = [Fraction(r[0]) for r in rows]
     c = [Fraction(r[2]) for r in rows]
-    return (statistics.mean(e), statistics.mean(c), statistics.variance(e),
-            statistics.variance(c),
-            sum(((a - statistics.mean(e)) * (b - statistics.mean(c))
-                 for a, b in zip(e, c, strict=True)), Fraction(0)) / (len(rows) - 1))
-
-
-def expected_fieller(rows: Rows) -> tuple[float, float]:
-    """Fieller's interval for mean(c)/mean(e), written on the means (not the sums)."""
-    n = len(rows)
-    me, mc, vee, vcc, vec = moments(rows)
-    q = Fraction(t975(n)) ** 2 / n
-    a, b, c = me * me - q * vee, me * mc - q * vec, mc * mc - q * vcc
-    assert a > 0
-    root = sqrt(float(b * b - a * c))
-    return max(0.0, (float(b) - root) / float(a)), (float(b) + root) / float(a)
+    x, y = sum(e), sum(c)
+    v = n * statistics.variance(c)
+    m, w = float(y * y / v), float(v / y)
+    log_low = log(float(y) / (w * stats.gamma.ppf(0.025, m)))
+    log_high = log(w * stats.gamma.ppf(0.975, m + 1) / float(y))
+    spread = t975(n) * sqrt(float(n * statistics.variance(e))) / float(x)
+    ratio = float(y / x)
+    low = ratio * exp(-sqrt(log_low ** 2 + log(1 + spread) ** 2))
+    if spread >= 1:
+        return low, None
+    return low, ratio * exp(sqrt(log_high ** 2 + log(1 - spread) ** 2))
 
 
 def test_figures_are_exact_sums_and_their_ratios() -> None:
@@ -81,25 +88,32 @@ def test_net_interval_is_the_t_interval_of_the_demandes(rows: Rows) -> None:
     assert (low, high) == pytest.approx(expected_net_interval(rows), rel=1e-12)
 
 
-@pytest.mark.parametrize("rows", [RAPIDE, PRECIS])
-def test_taux_interval_is_fiellers_when_evites_are_clearly_positive(rows: Rows) -> None:
-    interval = intervalle_taux_reprise(Echantillon.of(rows))
-    assert interval == pytest.approx(expected_fieller(rows), rel=1e-9)
-
-
-def test_taux_interval_falls_back_to_the_log_ratio_when_fieller_is_unbounded() -> None:
-    # Evites barely above zero for their spread: Fieller's set is the whole line.
-    rows = [(50_000, 0, 900), (-48_000, 0, 100), (1_000, 0, 400), (-2_000, 0, 50)]
-    me, mc, vee, vcc, vec = moments(rows)
-    assert me * me <= Fraction(t975(4)) ** 2 * vee / 4
-    ratio = float(mc / me)
-    half = t975(4) * sqrt(float((vcc / mc**2 + vee / me**2 - 2 * vec / (me * mc)) / 4))
+@pytest.mark.parametrize("rows", [RAPIDE, PRECIS, PRECIS[:3]])
+def test_taux_interval_is_the_gamma_interval_widened_by_the_evites(rows: Rows) -> None:
     low, high = intervalle_taux_reprise(Echantillon.of(rows)) or (None, None)
-    assert (low, high) == pytest.approx((ratio * exp(-half), ratio * exp(half)), rel=1e-9)
-    assert log(high / ratio) == pytest.approx(log(ratio / low))  # symmetric on the log scale
+    expected_low, expected_high = expected_taux_interval(rows)
+    assert low == pytest.approx(expected_low, rel=1e-9)
+    assert high == pytest.approx(expected_high, rel=1e-9)
 
 
-def test_sufficient_groups_lead_by_net_per_demande_and_only_they_are_ranked() -> None:
+def test_taux_interval_has_no_high_end_while_evites_are_not_clearly_positive() -> None:
+    # Evites barely above zero for their spread: the ratio is not bounded above.
+    rows = [(50_000, 0, 900), (-48_000, 0, 100), (1_000, 0, 400), (-2_000, 0, 50)]
+    low, high = intervalle_taux_reprise(Echantillon.of(rows)) or (None, None)
+    assert high is None and expected_taux_interval(rows)[1] is None
+    assert low == pytest.approx(expected_taux_interval(rows)[0], rel=1e-9)
+    assert 0 < low <= 1450 / 1000
+
+
+def test_a_few_corrections_leave_much_more_room_above_the_figure_than_below() -> None:
+    # One correction in twenty demandes: rare large reworks may not have shown yet.
+    rows = [(5_000, 1_000, 0)] * 19 + [(5_000, 1_000, 2_000)]
+    low, high = intervalle_taux_reprise(Echantillon.of(rows)) or (0.0, 0.0)
+    ratio = 2_000 / 100_000
+    assert high is not None and high - ratio > 3 * (ratio - low) > 0
+
+
+def test_by_net_sufficient_groups_lead_by_net_per_demande_and_only_they_are_ranked() -> None:
     groupes = {
         "rapide": Echantillon.of(RAPIDE),                         # 11 demandes, net 5,827/d
         "precis": Echantillon.of(PRECIS * 2),                     # 10, 14,400/d
@@ -107,20 +121,38 @@ def test_sufficient_groups_lead_by_net_per_demande_and_only_they_are_ranked() ->
         "nouveau": Echantillon.of([(90_000, 1_000, 0)] * 3),      # 3, best but few
         "vide": Echantillon.of([(500, 100, 0)]),                  # 1
     }
-    out = classement(groupes, 10)
+    out = classement(groupes, 10, "net")
     assert [(g.cle, g.suffisant, g.rang) for g in out] == [
         ("precis", True, 1), ("rapide", True, 2), ("lent", True, 3),
         ("nouveau", False, None), ("vide", False, None)]
-    assert CRITERE == "net_par_demande"
-    assert [g.cle for g in classement(groupes, 1)][:2] == ["nouveau", "precis"]
-    assert all(g.suffisant for g in classement(groupes, 1))
+    assert CRITERES["net"] == "net_par_demande"
+    assert [g.cle for g in classement(groupes, 1, "net")][:2] == ["nouveau", "precis"]
+    assert all(g.suffisant for g in classement(groupes, 1, "net"))
+
+
+def test_by_taux_the_least_rework_ranks_first_and_a_null_taux_is_unranked() -> None:
+    groupes = {
+        "rapide": Echantillon.of(RAPIDE),                         # taux 5,400 / 99,400
+        "precis": Echantillon.of(PRECIS * 2),                     # 29,000 / 224,000
+        "lent": Echantillon.of([(1_000, 900, 0)] * 12),           # 0
+        "perdu": Echantillon.of([(-1_000, 0, 10)] * 12),          # evites < 0: no taux
+        "nouveau": Echantillon.of([(90_000, 1_000, 0)] * 3),      # 0, but few
+    }
+    out = classement(groupes, 10)
+    assert [(g.cle, g.suffisant, g.rang) for g in out] == [
+        ("lent", True, 1), ("rapide", True, 2), ("precis", True, 3),
+        ("nouveau", False, None), ("perdu", True, None)]
+    assert CRITERES["taux"] == "taux_reprise" and DEFAULT_MIN == 30
+    assert [g.cle for g in classement(groupes, 1)] == [
+        "lent", "nouveau", "rapide", "precis", "perdu"]
 
 
 def test_ties_keep_the_order_of_the_keys() -> None:
     same = Echantillon.of([(1_000, 0, 0), (3_000, 0, 0)])
-    out = classement({"b": same, "c": same, "a": same, "z": Echantillon.of([(2_000, 0, 0)])},
-                     2)
-    assert [(g.cle, g.rang) for g in out] == [("a", 1), ("b", 2), ("c", 3), ("z", None)]
+    for selon in CRITERES:
+        out = classement({"b": same, "c": same, "a": same,
+                          "z": Echantillon.of([(2_000, 0, 0)])}, 2, selon)
+        assert [(g.cle, g.rang) for g in out] == [("a", 1), ("b", 2), ("c", 3), ("z", None)]
 
 
 def test_order_compares_exact_means_where_floats_are_equal() -> None:
@@ -128,7 +160,11 @@ def test_order_compares_exact_means_where_floats_are_equal() -> None:
     lower = Echantillon.of([(big, 0, 0)])                               # mean 2^60
     higher = Echantillon.of([(big, 0, 0), (big, 0, 0), (big + 1, 0, 0)])  # 2^60 + 1/3
     assert higher.net / higher.demandes == lower.net / lower.demandes  # as floats
-    assert [g.cle for g in classement({"a": lower, "b": higher}, 1)] == ["b", "a"]
+    assert [g.cle for g in classement({"a": lower, "b": higher}, 1, "net")] == ["b", "a"]
+    low_taux = Echantillon.of([(3 * big + 1, 0, big)])  # taux just under 1/3
+    third = Echantillon.of([(3 * big, 0, big)])
+    assert low_taux.corrections / low_taux.evites == third.corrections / third.evites
+    assert [g.cle for g in classement({"a": third, "b": low_taux}, 1)] == ["b", "a"]
 
 
 def test_sums_past_two_to_the_63_stay_exact() -> None:
@@ -155,10 +191,11 @@ def test_all_equal_demandes_give_zero_width_intervals_at_the_figures() -> None:
     assert groupe.intervalle_taux_reprise == (0.1, 0.1)
 
 
-def test_no_correction_at_all_gives_taux_zero_and_a_zero_interval() -> None:
-    rows = [(4_000, 0, 0), (60_000, 0, 0), (-59_000, 0, 0)]  # Fieller unbounded too
-    assert intervalle_taux_reprise(Echantillon.of(rows)) == (0.0, 0.0)
-    assert intervalle_taux_reprise(Echantillon.of([RAPIDE[0], RAPIDE[2]])) == (0.0, 0.0)
+def test_no_correction_yet_gives_taux_zero_and_no_high_end() -> None:
+    # Nothing bounds the size of corrections not seen yet: no zero-width claim.
+    rows = [(4_000, 0, 0), (60_000, 0, 0), (-59_000, 0, 0)]
+    assert intervalle_taux_reprise(Echantillon.of(rows)) == (0.0, None)
+    assert intervalle_taux_reprise(Echantillon.of([RAPIDE[0], RAPIDE[2]])) == (0.0, None)
 
 
 def test_a_group_with_no_demande_is_left_out_and_min_must_be_positive() -> None:
@@ -166,8 +203,10 @@ def test_a_group_with_no_demande_is_left_out_and_min_must_be_positive() -> None:
     assert emptied == Echantillon()
     assert classement({"x": emptied, "y": Echantillon.of(PRECIS)}, 1)[0].cle == "y"
     assert len(classement({"x": emptied}, 1)) == 0
-    with pytest.raises(ValueError, match="min"):
+    with pytest.raises(ClassementError, match="min"):
         classement({}, 0)
+    with pytest.raises(ClassementError, match="selon"):
+        classement({}, 1, "prix")
     with pytest.raises(ValueError, match="demandes"):
         classement({"x": Echantillon(demandes=-1)}, 1)
 
@@ -193,12 +232,12 @@ def test_the_wire_shape_has_the_spec_fields_in_order_and_is_strict_json() -> Non
 
 def test_intervals_narrow_as_a_group_gathers_demandes() -> None:
     widths_net, widths_taux = [], []
-    for copies in (1, 2, 4, 8, 32, 128):
+    for copies in (2, 4, 8, 32, 128, 512):
         e = Echantillon.of(list(RAPIDE) * copies)
         low, high = intervalle_net_par_demande(e) or (0.0, 0.0)
         widths_net.append(high - low)
         low, high = intervalle_taux_reprise(e) or (0.0, 0.0)
-        widths_taux.append(high - low)
+        widths_taux.append(math.inf if high is None else high - low)
     for widths in (widths_net, widths_taux):
         assert all(a > b > 0 for a, b in zip(widths, widths[1:], strict=False)), widths
     # Past a few dozen demandes the width goes as 1/√n.
@@ -210,3 +249,30 @@ def test_one_demande_replaced_by_its_new_figures() -> None:
     before = Echantillon.of(RAPIDE)
     after = before - Echantillon.demande(4_900, 2_000, 0) + Echantillon.demande(4_900, 2_500, 0)
     assert after == Echantillon.of([(4_900, 2_500, 0), *RAPIDE[1:]])
+
+
+@pytest.mark.parametrize(("par", "selon", "apparier", "minimum", "message"), [
+    ("jour", "taux", None, 1, "par must be"), ("modele", "taux", None, 1, "par must be"),
+    ("demande", "net", None, 1, "par must be"), ("", "taux", None, 1, "par must be"),
+    ("journal.", "taux", None, 1, "par must be"),
+    ("preset", "prix", None, 1, "selon must be taux or net"),
+    ("preset", "", None, 1, "selon must be"),
+    ("preset", "taux", "preset", 1, "apparier must differ from par"),
+    ("preset", "taux", "journal.preset", 1, "apparier must differ"),
+    ("journal.preset", "taux", "preset", 1, "apparier must differ"),
+    *((("preset", "taux", field, 1, "apparier must be a journal field"))
+      for field in ("client", "jour", "modele", "demande", "", "journal.")),
+    ("preset", "taux", None, 0, "min must be"),
+])
+def test_refused_parameters_name_the_parameter(par: str, selon: str, apparier: str | None,
+                                               minimum: int, message: str) -> None:
+    with pytest.raises(ClassementError, match=message):
+        check_parametres(par, selon, apparier, minimum)
+
+
+@pytest.mark.parametrize(("par", "apparier"), [
+    ("preset", None), ("client", "test_id"), ("preset", "test_id"),
+    ("journal.client", "journal.jour"), ("format", "journal.test_id")])
+def test_sound_parameters_pass(par: str, apparier: str | None) -> None:
+    for selon in CRITERES:
+        check_parametres(par, selon, apparier, 1)

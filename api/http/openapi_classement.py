@@ -1,0 +1,88 @@
+"""The classement's part of the OpenAPI document (SPEC, "Ranking presets: the
+classement"; ADR-0081): its answer's schema and its route, with the query rules the route
+checks (a 400 names the parameter)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from miam_economies.domain.classement import CRITERES, NOT_GROUPS, NOT_TASKS
+
+
+def classement_schema() -> dict[str, Any]:
+    """``components/schemas/Classement``: the groups in order, each with its figures,
+    intervals (a bound null where the data cannot give it yet), ``suffisant`` and
+    ``rang``; the verdict of every pair of ranked groups."""
+    bound = {"type": "number", "nullable": True}
+    interval = {"type": "array", "items": bound, "minItems": 2, "maxItems": 2,
+                "nullable": True}
+    groupe = {
+        "type": "object",
+        "required": ["cle", "demandes", "evites", "pilotage", "corrections", "net",
+                     "net_par_demande", "taux_reprise", "intervalle_net_par_demande",
+                     "intervalle_taux_reprise", "suffisant", "rang"],
+        "properties": {
+            "cle": {"type": "string"}, "demandes": {"type": "integer", "minimum": 1},
+            **{name: {"type": "integer"}
+               for name in ("evites", "pilotage", "corrections", "net")},
+            "net_par_demande": {"type": "number"},
+            "taux_reprise": {"type": "number", "nullable": True},
+            "intervalle_net_par_demande": interval,
+            "intervalle_taux_reprise": interval,
+            "suffisant": {"type": "boolean"},
+            "rang": {"type": "integer", "minimum": 1, "nullable": True}}}
+    comparaison = {
+        "type": "object",
+        "required": ["a", "b", "difference", "intervalle", "verdict", "raison"],
+        "properties": {
+            "a": {"type": "string"}, "b": {"type": "string"},
+            "difference": bound, "intervalle": interval,
+            "verdict": {"type": "string", "enum": ["a_devant", "b_devant", "indiscernable"]},
+            "raison": {"type": "string", "nullable": True},
+            "taches": {"type": "integer", "minimum": 0}}}
+    return {
+        "type": "object",
+        "required": ["par", "formule", "position", "min", "critere", "groupes",
+                     "comparaisons"],
+        "properties": {
+            "par": {"type": "string"}, "formule": {"type": "string"},
+            "position": {"type": "integer", "minimum": 0},
+            "min": {"type": "integer", "minimum": 1},
+            "critere": {"type": "string", "enum": sorted(CRITERES.values())},
+            "apparier": {"type": "string"},
+            "groupes": {"type": "array", "items": groupe},
+            "comparaisons": {"type": "array", "items": comparaison},
+            "attente_expiree": {"type": "boolean"},
+        },
+    }
+
+
+def classement_path(auth_errors: dict[str, Any]) -> dict[str, Any]:
+    """The ``GET /economies/classement`` operation; ``auth_errors`` its 401 and 503."""
+    def answer(schema: dict[str, Any], description: str) -> dict[str, Any]:
+        return {"description": description,
+                "content": {"application/json": {"schema": schema}}}
+
+    field = {"type": "string", "minLength": 1, "not": {"enum": list(NOT_GROUPS)}}
+    task = {"type": "string", "minLength": 1, "not": {"enum": list(NOT_TASKS)}}
+    return {
+        "summary": "The groups of a journal field (or client) ranked by taux_reprise (or "
+                   "net per demande), with 95 % intervals and the verdict of every pair",
+        "parameters": [
+            {"name": "par", "in": "query", "required": True, "schema": field},
+            {"name": "selon", "in": "query",
+             "schema": {"type": "string", "enum": sorted(CRITERES)}},
+            {"name": "min", "in": "query",
+             "schema": {"type": "integer", "minimum": 1, "maximum": 999_999_999}},
+            {"name": "apparier", "in": "query", "schema": task,
+             "description": "The journal field of a task (test_id...): each pair is "
+                            "compared on the tasks both ran; it must differ from par"},
+            {"name": "attendre", "in": "query", "schema": {"type": "string", "enum": ["1"]}},
+        ],
+        "responses": {
+            "200": answer({"$ref": "#/components/schemas/Classement"}, "Classement"),
+            "400": answer({"$ref": "#/components/schemas/Erreur"},
+                          "par is jour, modele or demande; selon is not taux or net; min "
+                          "is not an integer >= 1; apparier names par or no journal field"),
+            **auth_errors},
+    }

@@ -1,0 +1,176 @@
+"""The classement's comparisons recomputed from the demandes themselves, apart from
+``domain/``: the rules of ADR-0081 written again with ``statistics`` on exact fractions and
+``scipy.stats`` (a test-only reference). Used by the unit and integration tests."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+from typing import Any
+
+from scipy import stats
+
+Rows = Sequence[tuple[int, int, int]]  # (evites, pilotage, corrections) per demande
+
+
+def unit(rows: Rows, selon: str) -> tuple[float, float]:
+    """A group's figure and the variance of one demande's part in it."""
+    if selon == "net":
+        nets = [Fraction(e - p - c) for e, p, c in rows]
+        return float(statistics.mean(nets)), float(statistics.variance(nets))
+    ratio = Fraction(sum(r[2] for r in rows), sum(r[0] for r in rows))
+    z = [c - ratio * e for e, _, c in rows]
+    mean_e = statistics.mean(Fraction(r[0]) for r in rows)
+    return float(ratio), float(statistics.variance(z) / (mean_e * mean_e))
+
+
+def _taux_hold(cle: str, corrections: Sequence[float], suffix: str = "") -> str | None:
+    total = sum(corrections)
+    if total == 0:
+        return f"no correction yet in {cle}{suffix}"
+    if total * total / sum(c * c for c in corrections) < 3:
+        return (f"too few corrections in {cle}{suffix} to bound its taux_reprise "
+                "(fewer than 3 equal ones)")
+    return None
+
+
+def _holm(pairs: list[dict[str, Any]], selon: str) -> list[dict[str, Any]]:
+    """Each pair: a, b, difference, se, df, hold, open (low, high), floor (se, df) or None,
+    note, taches. Holm over the p-values; intervals at each step's level; verdicts."""
+    k_stop = None
+    for step, pair in enumerate(sorted(pairs, key=lambda p: p["p"])):
+        k = len(pairs) - step if k_stop is None else k_stop
+        level = 1 - 0.05 / (2 * k)
+
+        def bounds(se: float, df: int, pair: dict[str, Any] = pair,
+                   level: float = level) -> tuple[float, float] | None:
+            if pair["difference"] is None or pair["short"]:
+                return None
+            half = stats.t.ppf(level, df) * se
+            return pair["difference"] - half, pair["difference"] + half
+
+        got = bounds(pair["se"], pair["df"])
+        separated = k_stop is None and got is not None and (got[0] > 0 or got[1] < 0)
+        if k_stop is None and not separated:
+            k_stop = k
+        verdict, raison = "indiscernable", pair["hold"]
+        if separated and raison is None:
+            assert got is not None
+            ahead = got[0] > 0 if selon == "net" else got[1] < 0
+            verdict = "a_devant" if ahead else "b_devant"
+        elif raison is None and pair["floor"] is not None:
+            unfloored = bounds(*pair["floor"])
+            if unfloored is not None and (unfloored[0] > 0 or unfloored[1] < 0):
+                raison = pair["note"]
+        interval = None if got is None else [None if pair["open"][0] else got[0],
+                                            None if pair["open"][1] else got[1]]
+        pair["answer"] = {"a": pair["a"], "b": pair["b"], "difference": pair["difference"],
+                          "intervalle": interval, "verdict": verdict, "raison": raison,
+                          **({} if pair["taches"] is None else {"taches": pair["taches"]})}
+    return [p["answer"] for p in pairs]
+
+
+def expected_pairs(groups: Mapping[str, Rows], selon: str) -> list[dict[str, Any]]:
+    """The ``comparaisons`` of ``groups`` (in rank order) on ``selon``: Welch, the smaller
+    group's spread floored at the larger's, the taux holds, Holm."""
+    names = list(groups)
+    pairs = []
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            (xa, sa), (xb, sb) = unit(groups[a], selon), unit(groups[b], selon)
+            na, nb = len(groups[a]), len(groups[b])
+            small = a if na < nb else b
+            floor = None
+            welch = _welch(sa / na, na, sb / nb, nb)
+            if na < nb and sa < sb:
+                floor, welch = welch, _welch(sb / na, na, sb / nb, nb)
+            elif nb < na and sb < sa:
+                floor, welch = welch, _welch(sa / na, na, sa / nb, nb)
+            se, df = welch
+            hold = None
+            open_ = [False, False]
+            if selon == "taux":
+                for cle, side in ((a, 1), (b, 0)):
+                    corrections = [r[2] for r in groups[cle]]
+                    hold = hold or _taux_hold(cle, corrections)
+                    open_[side] = open_[side] or sum(corrections) == 0
+            pairs.append({"a": a, "b": b, "difference": xa - xb, "se": se, "df": df,
+                          "p": _p(xa - xb, se, df), "hold": hold, "open": open_,
+                          "floor": floor, "short": False, "taches": None,
+                          "note": f"unequal sizes: {small} has {min(na, nb):,} demandes "
+                                  f"against {max(na, nb):,}, too few to know its spread"})
+    return _holm(pairs, selon)
+
+
+def expected_paired(tasks: Mapping[str, Mapping[str, Rows]], ranked: Sequence[str],
+                    selon: str) -> list[dict[str, Any]]:
+    """The paired ``comparaisons``: ``tasks[group][task]`` the demandes of a group on a
+    task; per-task means, paired differences over the common tasks, Holm."""
+    pairs = []
+    for i, a in enumerate(ranked):
+        for b in ranked[i + 1:]:
+            common = sorted(tasks.get(a, {}).keys() & tasks.get(b, {}).keys())
+            mean = {g: [[statistics.fmean(r[k] for r in tasks[g][t]) for k in range(3)]
+                        for t in common] for g in (a, b)}
+            pair: dict[str, Any] = {"a": a, "b": b, "taches": len(common), "floor": None,
+                                    "hold": None, "open": [False, False],
+                                    "short": len(common) < 2, "note": None}
+            if not common:
+                pair.update(difference=None, se=0.0, df=1, p=1.0, hold="no common task")
+            elif selon == "net":
+                d = [(x[0] - x[1] - x[2]) - (y[0] - y[1] - y[2])
+                     for x, y in zip(mean[a], mean[b], strict=True)]
+                pair.update(difference=statistics.fmean(d), **_paired_se(d))
+            else:
+                r = {g: sum(x[2] for x in mean[g]) / sum(x[0] for x in mean[g]) for g in (a, b)}
+                e = {g: statistics.fmean(x[0] for x in mean[g]) for g in (a, b)}
+                d = [(x[2] - r[a] * x[0]) / e[a] - (y[2] - r[b] * y[0]) / e[b]
+                     for x, y in zip(mean[a], mean[b], strict=True)]
+                pair.update(difference=r[a] - r[b], **_paired_se(d))
+                for cle, side in ((a, 1), (b, 0)):
+                    corrections = [x[2] for x in mean[cle]]
+                    pair["hold"] = pair["hold"] or _taux_hold(cle, corrections,
+                                                              " on the common tasks")
+                    pair["open"][side] |= sum(corrections) == 0
+            if pair["short"] and common:
+                pair["hold"] = "fewer than 2 common tasks"
+            pairs.append(pair)
+    return _holm(pairs, selon)
+
+
+def _paired_se(d: Sequence[float]) -> dict[str, Any]:
+    if len(d) < 2:
+        return {"se": 0.0, "df": 1, "p": 1.0}
+    se = statistics.stdev(d) / math.sqrt(len(d))
+    return {"se": se, "df": len(d) - 1, "p": _p(statistics.fmean(d), se, len(d) - 1)}
+
+
+def _welch(va: float, na: int, vb: float, nb: int) -> tuple[float, int]:
+    if va + vb == 0:
+        return 0.0, na + nb - 2
+    df = (va + vb) ** 2 / (va ** 2 / (na - 1) + vb ** 2 / (nb - 1))
+    return math.sqrt(va + vb), max(1, math.floor(df))
+
+
+def _p(difference: float, se: float, df: int) -> float:
+    if se == 0:
+        return 0.0 if difference else 1.0
+    return float(2 * stats.t.sf(abs(difference) / se, df))
+
+
+def assert_same(got: Sequence[Mapping[str, Any]], want: Sequence[Mapping[str, Any]]
+                ) -> None:
+    """``got`` comparaisons equal ``want``: every field, the floats to 1e-9 relative, a
+    missing bound where and only where the other misses it."""
+    assert [{k: v for k, v in c.items() if k not in ("difference", "intervalle")}
+            for c in got] == [{k: v for k, v in w.items()
+                               if k not in ("difference", "intervalle")} for w in want]
+    for c, w in zip(got, want, strict=True):
+        for mine, theirs in ((c["difference"], w["difference"]),
+                             *zip(c["intervalle"] or (), w["intervalle"] or (), strict=True)):
+            assert (mine is None) == (theirs is None), (c, w)
+            assert mine is None or math.isclose(mine, theirs, rel_tol=1e-9, abs_tol=1e-9), (
+                c, w)
+        assert (c["intervalle"] is None) == (w["intervalle"] is None), (c, w)

@@ -1,0 +1,175 @@
+"""Unit tests of ``domain.comparaisons`` (SPEC.md, "Ranking presets: the classement";
+ADR-0081): every pair's difference, Holm-adjusted interval and verdict against a
+recomputation from the demandes themselves (``statistics`` and ``scipy.stats``), the size
+floor, the claims held back and their reasons, and the paired comparison on common
+tasks."""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+from collections.abc import Sequence
+from fractions import Fraction
+
+import pytest
+from scipy import stats
+
+from miam_economies.domain.comparaisons import (
+    MIN_CORRECTIONS,
+    Comparaison,
+    Tache,
+    comparaisons,
+    comparaisons_appariees,
+)
+from miam_economies.domain.echantillon import Echantillon
+from tests.classement_reference import assert_same, expected_pairs
+
+
+def draw(rng: random.Random, n: int, shift: int, corrected: float) -> list[tuple[int, ...]]:
+    return [(rng.randint(1_000, 30_000) + shift, rng.randint(0, 4_000),
+             rng.randint(100, 6_000) if rng.random() < corrected else 0) for _ in range(n)]
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("selon", ["net", "taux"])
+def test_every_pair_equals_the_recomputation(seed: int, selon: str) -> None:
+    rng = random.Random(seed)
+    groups = {f"g{i}": draw(rng, rng.choice([12, 40, 150]), rng.choice([0, 2_000, 9_000]),
+                            rng.choice([0.0, 0.05, 0.4, 0.6]))
+              for i in range(rng.randint(2, 5))}
+    got = [c.as_dict() for c in comparaisons(
+        [(k, Echantillon.of(v)) for k, v in groups.items()], selon)]
+    assert_same(got, expected_pairs(groups, selon))
+
+
+def test_clearly_separated_groups_are_told_apart_both_ways() -> None:
+    rng = random.Random(3)
+    good = draw(rng, 200, 20_000, 0.2)
+    bad = draw(rng, 200, 0, 0.9)
+    groups = [("bon", Echantillon.of(good)), ("mauvais", Echantillon.of(bad))]
+    (net,) = comparaisons(groups, "net")
+    assert (net.verdict, net.raison) == ("a_devant", None) and net.difference > 0
+    (taux,) = comparaisons(groups, "taux")
+    assert taux.verdict == "a_devant" and taux.intervalle[1] < 0  # type: ignore[index,operator]
+    (reversed_,) = comparaisons(groups[::-1], "taux")
+    assert reversed_.verdict == "b_devant" and reversed_.difference > 0  # type: ignore[operator]
+
+
+def test_a_group_without_correction_is_never_claimed_on_taux() -> None:
+    rng = random.Random(4)
+    clean = [(e, p, 0) for e, p, _ in draw(rng, 300, 0, 0)]
+    worse = draw(rng, 300, 0, 0.9)
+    (pair,) = comparaisons([("propre", Echantillon.of(clean)),
+                            ("repris", Echantillon.of(worse))], "taux")
+    assert pair.verdict == "indiscernable"
+    assert pair.raison == "no correction yet in propre"
+    assert pair.intervalle is not None and pair.intervalle[1] is None  # its taux: unbounded
+    (pair,) = comparaisons([("repris", Echantillon.of(worse)),
+                            ("propre", Echantillon.of(clean))], "taux")
+    assert pair.intervalle is not None and pair.intervalle[0] is None
+    (net,) = comparaisons([("propre", Echantillon.of(clean)),
+                           ("repris", Echantillon.of(worse))], "net")
+    assert net.raison is None  # net needs no correction
+
+
+def test_too_few_effective_corrections_hold_a_taux_claim_back() -> None:
+    # One huge correction and two tiny ones: (Σc)²/Σc² is about 1, under MIN_CORRECTIONS.
+    rows = [(10_000, 0, 0)] * 297 + [(10_000, 0, 90_000), (10_000, 0, 10), (10_000, 0, 10)]
+    other = [(10_000, 0, 50)] * 300
+    e = Echantillon.of(rows)
+    assert Fraction(e.corrections**2, e.corrections_squared) < MIN_CORRECTIONS
+    (pair,) = comparaisons([("x", Echantillon.of(other)), ("y", e)], "taux")
+    assert pair.verdict == "indiscernable"
+    assert pair.raison is not None and pair.raison.startswith("too few corrections in y")
+
+
+def test_a_small_group_borrows_the_larger_ones_spread_and_says_so() -> None:
+    # 12 demandes that happen to be alike against 600 that vary: alone, Welch would call
+    # the small group behind; its spread floored at the larger's, it cannot.
+    small = [(13_000 + 10 * i, 1_000, 0) for i in range(12)]
+    rng = random.Random(5)
+    large = [(rng.randint(0, 30_000), 1_000, 0) for _ in range(600)]
+    eb = Echantillon.of(large)
+    assert eb.net / 600 > 12_000 + 1_000  # the large group's mean is clearly higher...
+    (pair,) = comparaisons([("grand", eb), ("petit", Echantillon.of(small))], "net")
+    assert pair.verdict == "indiscernable"
+    assert pair.raison == ("unequal sizes: petit has 12 demandes against 600, too few to "
+                           "know its spread")
+
+
+def test_holm_judges_after_the_first_failure_at_its_level() -> None:
+    rng = random.Random(6)
+    groups = {"a": draw(rng, 300, 30_000, 0.3), "b": draw(rng, 300, 10_000, 0.3),
+              "c": draw(rng, 300, 9_600, 0.3), "d": draw(rng, 300, 0, 0.3)}
+    got = comparaisons([(k, Echantillon.of(v)) for k, v in groups.items()], "net")
+    by_pair = {(c.a, c.b): c for c in got}
+    assert by_pair[("b", "c")].verdict == "indiscernable"
+    assert all(c.verdict == "a_devant" for k, c in by_pair.items() if k != ("b", "c"))
+    # Six pairs; five separated at α/6 ... α/2; b-c judged at the last level, α/1.
+    bc = by_pair[("b", "c")]
+    level_1 = stats.t.ppf(0.975, 1_000)  # α/1, about 1.96: b-c's half-width over its se
+    level_6 = stats.t.ppf(1 - 0.05 / 12, 1_000)
+    assert bc.intervalle is not None and bc.difference is not None
+    half = bc.intervalle[1] - bc.difference  # type: ignore[operator]
+    (alone,) = comparaisons([("b", Echantillon.of(groups["b"])),
+                             ("c", Echantillon.of(groups["c"]))], "net")
+    assert half == pytest.approx(alone.intervalle[1] - alone.difference,  # type: ignore
+                                 rel=1e-12)
+    assert level_1 < level_6
+
+
+def tasks(rng: random.Random, names: Sequence[str], count: int, quality: dict[str, float]
+          ) -> dict[str, dict[str, Tache]]:
+    sizes = [rng.randint(500, 40_000) for _ in range(count)]
+    return {name: {f"t{t}": Tache(1, size, rng.randint(0, 2_000),
+                                   int(size * quality[name] * rng.random()))
+                   for t, size in enumerate(sizes)} for name in names}
+
+
+@pytest.mark.parametrize("selon", ["net", "taux"])
+def test_paired_comparisons_equal_the_recomputation_on_common_tasks(selon: str) -> None:
+    rng = random.Random(7)
+    by_group = tasks(rng, ["a", "b"], 40, {"a": 0.05, "b": 0.3})
+    del by_group["b"]["t0"], by_group["a"]["t1"]  # each ran a task the other did not
+    common = sorted(by_group["a"].keys() & by_group["b"].keys())
+    (pair,) = comparaisons_appariees(["a", "b"], by_group, selon)
+    ta = [by_group["a"][k] for k in common]
+    tb = [by_group["b"][k] for k in common]
+    if selon == "net":
+        d = [(x.evites - x.pilotage - x.corrections) - (y.evites - y.pilotage - y.corrections)
+             for x, y in zip(ta, tb, strict=True)]
+        want = statistics.fmean(d)
+    else:
+        ra = sum(x.corrections for x in ta) / sum(x.evites for x in ta)
+        rb = sum(x.corrections for x in tb) / sum(x.evites for x in tb)
+        ma = statistics.fmean(x.evites for x in ta)
+        mb = statistics.fmean(x.evites for x in tb)
+        d = [(x.corrections - ra * x.evites) / ma - (y.corrections - rb * y.evites) / mb
+             for x, y in zip(ta, tb, strict=True)]
+        want = ra - rb
+    half = stats.t.ppf(0.975, len(d) - 1) * statistics.stdev(d) / math.sqrt(len(d))
+    assert pair.taches == len(common) == 38
+    assert pair.difference == pytest.approx(want, rel=1e-12)
+    assert pair.intervalle == pytest.approx((want - half, want + half), rel=1e-9)
+    assert pair.verdict == "a_devant"
+
+
+def test_paired_without_common_tasks_says_so() -> None:
+    by_group = {"a": {"t1": Tache(1, 100, 0, 0)}, "b": {"t2": Tache(1, 100, 0, 0)},
+                "c": {"t1": Tache(2, 300, 0, 10)}}
+    got = {(c.a, c.b): c for c in comparaisons_appariees(["a", "b", "c"], by_group, "net")}
+    assert got[("a", "b")] == Comparaison("a", "b", None, None, "indiscernable",
+                                          "no common task", 0)
+    assert got[("a", "c")].raison == "fewer than 2 common tasks"
+    assert got[("a", "c")].taches == 1 and got[("a", "c")].intervalle is None
+    assert got[("a", "c")].difference == pytest.approx(100 - (300 - 10) / 2)
+
+
+def test_the_wire_shape_names_the_spec_fields_in_order() -> None:
+    plain = Comparaison("a", "b", 1.5, (0.5, None), "indiscernable", "why", None)
+    assert plain.as_dict() == {"a": "a", "b": "b", "difference": 1.5,
+                               "intervalle": [0.5, None], "verdict": "indiscernable",
+                               "raison": "why"}
+    assert list(Comparaison("a", "b", None, None, "indiscernable", None, 3).as_dict()) == [
+        "a", "b", "difference", "intervalle", "verdict", "raison", "taches"]
