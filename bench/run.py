@@ -10,7 +10,8 @@ reference measured beside it (issue 6):
 3. the naive design (``bench.naive``): ``economies.jsonl`` + a set of ids, bilan by scan,
    on the same Starlette/uvicorn: ingest, bilan reads and start-up, ours / naive;
 4. bilan read latency (per client, one day, one demande) at each history size, and the
-   classement's (``par=preset``), which the naive design does not have;
+   classement's (``par=preset``, with its verdicts; and paired on ``test_id``, 1,000
+   tasks x 6 presets of MIAM's test runs), which the naive design does not have;
 5. replay of every projection at the largest size, against the raw notification-log read;
 6. the server's peak RSS and its time to a first 200 at each size;
 7. with ``--postgres`` (the default): ingest over HTTP on PostgreSQL, ``serve --workers 1``
@@ -136,7 +137,8 @@ def fill(size: int, ours: Path, naive: Path, progress: Callable[[int], None]) ->
     in the naive one's file; return a day and a demande to read."""
     events = corpus(size, seed=size)
     ours.mkdir(parents=True)
-    (ours / "delegations.jsonl").write_text("\n".join(journal_lines(events)) + "\n")
+    (ours / "delegations.jsonl").write_text("\n".join(with_test_runs(journal_lines(events)))
+                                            + "\n")
     settings = Settings(data=ours, token=TOKEN, fuseau="UTC")
     recu_le = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     naive.mkdir(parents=True)
@@ -153,6 +155,28 @@ def fill(size: int, ours: Path, naive: Path, progress: Callable[[int], None]) ->
     return {"day": events[len(events) // 2]["date"][:10], "demande": demande}
 
 
+TEST_PRESETS, TEST_TASKS = 6, 1_000
+"""MIAM's test runs in the journal: the first 6,000 demandes are 1,000 tasks run under 6
+presets of their own, so the paired classement read joins 6,000 demandes (ADR-0081)."""
+
+
+def with_test_runs(lines: list[str]) -> list[str]:
+    """The journal with its first ``TEST_PRESETS * TEST_TASKS`` demandes' lines given a
+    test preset and a ``test_id``."""
+    out, k = [], 0
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            out.append(line)
+            continue
+        if "demande_id" in entry and k < TEST_PRESETS * TEST_TASKS:
+            entry.update(preset=f"test-{k % TEST_PRESETS}", test_id=f"t{k // TEST_PRESETS:04d}")
+            k += 1
+        out.append(json.dumps(entry))
+    return out
+
+
 def reads(server: Server, target: dict[str, str], requests: int) -> dict[str, list[float]]:
     """Seconds of ``requests`` sequential reads of each kind (after 3 warm-up reads)."""
     kinds = {
@@ -165,6 +189,7 @@ def reads(server: Server, target: dict[str, str], requests: int) -> dict[str, li
         kinds["jour"] = ("/economies/bilan", {"depuis": target["day"]})
     else:  # the naive design has no classement: ours is read against its own bilan
         kinds["classement"] = ("/economies/classement", {"par": "preset"})
+        kinds["paired"] = ("/economies/classement", {"par": "preset", "apparier": "test_id"})
     out: dict[str, list[float]] = {}
     with client_for(server) as http:
         for kind, (path, params) in kinds.items():
@@ -322,10 +347,18 @@ def rows(ingested: dict[str, Any], histories: dict[str, Any]) -> list[list[str]]
     for size in sizes:
         ours = histories[size]["reads"]["ours"]
         p50, jour = percentile(ours["classement"], 50), percentile(ours["jour"], 50)
-        out.append([f"classement read (par=preset) at {int(size):,} events: p50 / p99",
+        out.append([f"classement read (par=preset, verdicts) at {int(size):,} events: "
+                    "p50 / p99",
                     f"{p50 * 1000:.2f} / {percentile(ours['classement'], 99) * 1000:.2f} ms",
                     f"bilan par jour {jour * 1000:.2f} ms", f"{p50 / jour:.2f}",
                     "<= 5 ms" if size == largest else ""])
+    for size in sizes:
+        ours = histories[size]["reads"]["ours"]
+        paired, ranked = percentile(ours["paired"], 50), percentile(ours["classement"], 50)
+        out.append([f"paired classement read (apparier=test_id, {TEST_TASKS:,} tasks x "
+                    f"{TEST_PRESETS} presets) at {int(size):,} events: p50 / p99",
+                    f"{paired * 1000:.2f} / {percentile(ours['paired'], 99) * 1000:.2f} ms",
+                    f"classement {ranked * 1000:.2f} ms", f"{paired / ranked:.2f}", "stated"])
     top = histories[largest]
     raw_read, rate = median(top["raw_log_read"]), median(top["replay"])
     out.append([f"replay, every projection, {int(largest):,} events", f"{rate:,.0f} ev/s",

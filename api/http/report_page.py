@@ -122,7 +122,7 @@ def interval_chart(ranked: Mapping[str, Any], field: str) -> Markup:
     name = ranked["critere"]
     values = [v for g in groupes
               for v in (*(g[f"intervalle_{name}"] or ()), g[name]) if v is not None]
-    low, high = float(min(0.0, *values)), float(max(0.0, *values))
+    low, high = float(min([0.0, *values])), float(max([0.0, *values]))
     span = (high - low) or 1.0
     letters = lettres([g["cle"] for g in groupes if g["rang"] is not None],
                       ranked["comparaisons"])

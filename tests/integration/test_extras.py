@@ -140,3 +140,37 @@ def test_a_postgresql_url_without_the_postgres_extra_says_which_to_install(
     assert done.returncode == 1
     assert done.stderr.endswith("needs the 'postgres' extra (psycopg is not installed): "
                                 "pip install 'miam-economies[postgres]'\n")
+
+
+def test_the_classement_needs_no_numerical_stack(tmp_path: Path) -> None:
+    # A base install has neither SciPy nor NumPy (ADR-0081): the whole classement, its
+    # intervals, verdicts and paired verdicts, in a process where they cannot be imported.
+    examples = Path(__file__).parents[2] / "examples" / "classement"
+    data = tmp_path / "data"
+    subprocess.run([str(SCRIPT), "import", "--data", str(data),
+                    str(examples / "evenements.jsonl")], check=True, capture_output=True)
+    (data / "delegations.jsonl").write_bytes((examples / "delegations.jsonl").read_bytes())
+    probe = f"""
+import json, sys
+from miam_economies import read_classement
+out = [read_classement({str(data)!r}, par="preset", selon=selon, apparier=apparier)
+       for selon in ("taux", "net") for apparier in (None, "test_id")]
+print(json.dumps({{"verdicts": sorted({{c["verdict"] for o in out for c in o["comparaisons"]}}),
+                  "loaded": [m for m in ("scipy", "numpy") if sys.modules.get(m)]}}))
+"""
+    done = subprocess.run([sys.executable, "-W", "error", "-c", probe], cwd=tmp_path,
+                          env=without(tmp_path, "scipy", "numpy"), check=True,
+                          capture_output=True, text=True)
+    assert json.loads(done.stdout) == {"verdicts": ["a_devant", "b_devant", "indiscernable"],
+                                       "loaded": []}
+
+
+def test_no_module_of_the_package_imports_a_numerical_stack() -> None:
+    package = Path(__file__).parents[2] / "miam_economies"
+    sources = [p for folder in ("domain", "projections", "api")
+               for p in (package / folder).rglob("*.py")]
+    assert len(sources) > 50
+    for source in sources:
+        text = source.read_text(encoding="utf-8")
+        for name in ("scipy", "numpy"):
+            assert f"import {name}" not in text and f"from {name}" not in text, source

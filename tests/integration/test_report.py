@@ -20,6 +20,7 @@ import pytest
 from miam_economies.api.http.report import report_data
 from miam_economies.api.service.services import Services
 from miam_economies.domain.acceptance import accept_batch
+from miam_economies.domain.verdict_words import lettres, phrases
 from tests.conftest import EXAMPLE_BATCH, TOKEN, LiveServer
 from tests.corpus import generate, journal_lines
 
@@ -150,16 +151,30 @@ def test_every_chart_renders_in_headless_chromium(loaded: LiveServer, tmp_path: 
                     assert bars.count() >= 1, (name, chart)
                     bar = bars.first.bounding_box()
                     assert bar is not None and bar["width"] > 0 and bar["height"] > 0
-                # The classement: a line per interval and a dot per group, one table row
-                # per group, in the order of the document.
-                ranked = loaded.client.get("/economies/classement",
-                                           params={"par": "preset"}).json()["groupes"]
+                # The classement by taux: a line per interval (an arrow where it has no
+                # high end), a dot per group with a taux, the letters of the groups not
+                # told apart, a sentence per verdict, one table row per group, in the
+                # order of the document.
+                document = loaded.client.get("/economies/classement",
+                                             params={"par": "preset"}).json()
+                ranked = document["groupes"]
                 assert len(ranked) >= 4
                 dots = page.locator("figure#classement-preset > svg g.groupe circle")
-                assert dots.count() == len(ranked), name
+                assert dots.count() == sum(1 for g in ranked if g["taux_reprise"] is not None)
                 lines = page.locator("figure#classement-preset > svg line.intervalle")
                 assert lines.count() == sum(
-                    1 for g in ranked if g["intervalle_net_par_demande"]), name
+                    1 for g in ranked if g["intervalle_taux_reprise"]), name
+                arrows = page.locator("figure#classement-preset > svg path.ouvert")
+                assert arrows.count() == sum(1 for g in ranked if g["intervalle_taux_reprise"]
+                                             and g["intervalle_taux_reprise"][1] is None)
+                named = [g["cle"] for g in ranked if g["rang"] is not None]
+                letters = page.locator("figure#classement-preset > svg text.lettres")
+                assert letters.all_text_contents() == [
+                    lettres(named, document["comparaisons"]).get(g["cle"], "")
+                    for g in ranked], name
+                sentences = page.locator("#classement-preset-verdicts li")
+                assert sentences.all_inner_texts() == phrases(named,
+                                                              document["comparaisons"])
                 first = lines.first.bounding_box()
                 assert first is not None and first["width"] > 1, name
                 cells = page.locator("#classement-preset-table tbody tr td:first-child")
@@ -174,3 +189,14 @@ def test_every_chart_renders_in_headless_chromium(loaded: LiveServer, tmp_path: 
                 page.close()
         finally:
             browser.close()
+
+
+def test_a_classement_without_any_taux_still_draws() -> None:
+    # Every group's evites <= 0: no taux, no interval, no dot; the chart draws its rows.
+    from miam_economies.api.http.report_page import interval_chart
+
+    document = {"critere": "taux_reprise", "comparaisons": [], "groupes": [
+        {"cle": cle, "demandes": 3, "rang": None, "taux_reprise": None,
+         "intervalle_taux_reprise": None, "suffisant": False} for cle in ("a", "b")]}
+    svg = str(interval_chart(document, "preset"))
+    assert svg.count('class="groupe"') == 2 and "no taux" in svg and "<circle" not in svg

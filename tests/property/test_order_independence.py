@@ -119,8 +119,10 @@ def fold(plan: list[Arrival], backend: str = "sqlite") -> tuple[dict[str, Any], 
             # The whole classement document: groups, intervals, verdicts, paired verdicts.
             state["classements"] = {
                 f"{par} {selon} {apparier}": services.classement(par, 1, selon, apparier)
-                for par in ("preset", "client") for selon in ("taux", "net")
-                for apparier in (None, "test_id")}
+                for par, selon, apparier in (("preset", "taux", None),
+                                             ("preset", "net", "test_id"),
+                                             ("client", "net", None),
+                                             ("client", "taux", "test_id"))}
     return state, recus
 
 
