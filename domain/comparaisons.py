@@ -30,7 +30,7 @@ from miam_economies.domain.echantillon import Echantillon
 from miam_economies.domain.intervalles import NIVEAU, Intervalle
 from miam_economies.domain.quantiles import t_quantile, t_two_sided
 
-MIN_CORRECTIONS = 3.0
+MIN_CORRECTIONS = 3
 """Effective corrections, (Σc)²/Σc², each group needs before a taux verdict: fewer, and the
 sample cannot tell rare large reworks from none (ADR-0081)."""
 
@@ -120,39 +120,45 @@ def comparaisons_appariees(groupes: Sequence[str],
     corrections to the per-task mean evites over the common tasks, its standard error from
     the paired linearised differences (the delta method), T - 1 degrees of freedom.
     """
+    # Each group's per-task means once: (net, corrections, evites) per demande.
+    means = {g: {task: ((x.evites - x.pilotage - x.corrections) / x.demandes,
+                        x.corrections / x.demandes, x.evites / x.demandes)
+                 for task, x in taches.get(g, {}).items()} for g in groupes}
     ecarts = []
     for i, a in enumerate(groupes):
         for b in groupes[i + 1:]:
-            ta, tb = taches.get(a, {}), taches.get(b, {})
-            common = sorted(ta.keys() & tb.keys())
-            ecarts.append(_paired(a, [ta[k] for k in common], b, [tb[k] for k in common],
+            ma, mb = means[a], means[b]
+            common = sorted(ma.keys() & mb.keys())
+            ecarts.append(_paired(a, [ma[k] for k in common], b, [mb[k] for k in common],
                                   selon))
     return _holm(ecarts, selon)
 
 
-def _stats(e: Echantillon, selon: str) -> tuple[float, Fraction]:
-    """A group's figure and the variance of one demande's contribution to it (exact)."""
+def _stats(e: Echantillon, selon: str) -> tuple[float, float]:
+    """A group's figure and the variance of one demande's contribution to it (computed
+    exactly from the sums, then one conversion to float)."""
     n = e.demandes
     if n < 2:
-        return (e.net / n if selon == "net" else e.corrections / e.evites), Fraction(0)
+        return (e.net / n if selon == "net" else e.corrections / e.evites), 0.0
     if selon == "net":
-        return e.net / n, Fraction(n * e.net_squared - e.net * e.net, n * (n - 1))
-    ratio = Fraction(e.corrections, e.evites)
-    # The linearised ratio: z = c - R·e per demande, Σz = 0; Var(R̂) = s_z² / (n·ē²).
-    spread = (e.corrections_squared - 2 * ratio * e.evites_times_corrections
-              + ratio * ratio * e.evites_squared) / (n - 1)
-    return float(ratio), spread * n * n / (e.evites * e.evites)
+        return e.net / n, float(Fraction(n * e.net_squared - e.net * e.net, n * (n - 1)))
+    # The linearised ratio: z = c - R·e per demande, Σz = 0; Var(R̂) = s_z² / (n·ē²),
+    # with R = C/E: n²·Σz² / (E²·(n - 1)) = n²(E²Σc² - 2CEΣec + C²Σe²) / (E⁴(n - 1)).
+    c, x = e.corrections, e.evites
+    spread = c * c * e.evites_squared - 2 * c * x * e.evites_times_corrections \
+        + x * x * e.corrections_squared
+    return c / x, float(Fraction(n * n * spread, x ** 4 * (n - 1)))
 
 
-def _welch(a: str, ea: Echantillon, sa: tuple[float, Fraction], b: str, eb: Echantillon,
-           sb: tuple[float, Fraction], selon: str) -> _Ecart:
+def _welch(a: str, ea: Echantillon, sa: tuple[float, float], b: str, eb: Echantillon,
+           sb: tuple[float, float], selon: str) -> _Ecart:
     na, nb = ea.demandes, eb.demandes
     difference = sa[0] - sb[0]
     small = min((ea, a), (eb, b), key=lambda item: item[0].demandes)[1]
     if min(na, nb) < 2:
         return _Ecart(a, b, difference, 0.0, 1, hold=f"fewer than 2 demandes in {small}",
                       measured=False)
-    va, vb = float(sa[1]) / na, float(sb[1]) / nb
+    va, vb = sa[1] / na, sb[1] / nb
     se, df = _welch_se_df(va, na, vb, nb)
     floor_se = floor_df = None
     note = (f"unequal sizes: {small} has {min(na, nb):,} demandes against "
@@ -160,17 +166,17 @@ def _welch(a: str, ea: Echantillon, sa: tuple[float, Fraction], b: str, eb: Echa
     if na != nb:  # the smaller group's spread is at least the larger one's
         if na < nb and sa[1] < sb[1]:
             floor_se, floor_df = se, df
-            se, df = _welch_se_df(float(sb[1]) / na, na, vb, nb)
+            se, df = _welch_se_df(sb[1] / na, na, vb, nb)
         elif nb < na and sb[1] < sa[1]:
             floor_se, floor_df = se, df
-            se, df = _welch_se_df(va, na, float(sa[1]) / nb, nb)
+            se, df = _welch_se_df(va, na, sa[1] / nb, nb)
     hold, open_low, open_high = None, False, False
     if selon == "taux":
         for cle, e, side in ((a, ea, "high"), (b, eb, "low")):
             if e.corrections == 0:
                 hold = hold or f"no correction yet in {cle}"
                 open_high, open_low = open_high or side == "high", open_low or side == "low"
-            elif Fraction(e.corrections ** 2, e.corrections_squared) < MIN_CORRECTIONS:
+            elif e.corrections ** 2 < MIN_CORRECTIONS * e.corrections_squared:
                 hold = hold or (f"too few corrections in {cle} to bound its taux_reprise "
                                 f"(fewer than {MIN_CORRECTIONS:g} equal ones)")
     return _Ecart(a, b, difference, se, df, hold, open_low, open_high,
@@ -186,35 +192,35 @@ def _welch_se_df(va: float, na: int, vb: float, nb: int) -> tuple[float, int]:
     return sqrt(v), max(1, floor(df))
 
 
-def _paired(a: str, ta: Sequence[Tache], b: str, tb: Sequence[Tache], selon: str) -> _Ecart:
+Means = tuple[float, float, float]
+"""One group's means on one task: net, corrections and evites per demande (tokens)."""
+
+
+def _paired(a: str, ta: Sequence[Means], b: str, tb: Sequence[Means], selon: str) -> _Ecart:
     count = len(ta)
     if count == 0:
         return _Ecart(a, b, None, 0.0, 1, hold="no common task", taches=0, measured=False)
     if selon == "net":
-        diffs = [(ea.evites - ea.pilotage - ea.corrections) / ea.demandes
-                 - (eb.evites - eb.pilotage - eb.corrections) / eb.demandes
-                 for ea, eb in zip(ta, tb, strict=True)]
+        diffs = [x[0] - y[0] for x, y in zip(ta, tb, strict=True)]
         return _paired_ecart(a, b, fsum(diffs) / count, diffs, count)
-    means = []
-    for runs in (ta, tb):
-        c = [x.corrections / x.demandes for x in runs]
-        e = [x.evites / x.demandes for x in runs]
-        means.append((c, e, fsum(c), fsum(e)))
-    (ca, ea, sca, sea), (cb, eb, scb, seb) = means
+    sca, sea = fsum(x[1] for x in ta), fsum(x[2] for x in ta)
+    scb, seb = fsum(y[1] for y in tb), fsum(y[2] for y in tb)
     if sea <= 0 or seb <= 0:
         return _Ecart(a, b, None, 0.0, 1, hold="evites not above 0 on the common tasks",
                       taches=count, measured=False)
     ra, rb = sca / sea, scb / seb
     # z_t = (C_t - R·E_t) / mean(E) per side; the pair's u_t = z_a,t - z_b,t.
-    diffs = [(ca[t] - ra * ea[t]) / (sea / count) - (cb[t] - rb * eb[t]) / (seb / count)
-             for t in range(count)]
+    wa, wb = count / sea, count / seb
+    diffs = [(x[1] - ra * x[2]) * wa - (y[1] - rb * y[2]) * wb
+             for x, y in zip(ta, tb, strict=True)]
     ecart = _paired_ecart(a, b, ra - rb, diffs, count)
     hold, open_low, open_high = None, False, False
-    for cle, c, total, side in ((a, ca, sca, "high"), (b, cb, scb, "low")):
+    for cle, side, total, squares in ((a, "high", sca, fsum(x[1] * x[1] for x in ta)),
+                                      (b, "low", scb, fsum(y[1] * y[1] for y in tb))):
         if total == 0:
             hold = hold or f"no correction yet in {cle} on the common tasks"
             open_high, open_low = open_high or side == "high", open_low or side == "low"
-        elif total * total / fsum(x * x for x in c) < MIN_CORRECTIONS:
+        elif total * total < MIN_CORRECTIONS * squares:
             hold = hold or (f"too few corrections in {cle} on the common tasks to bound its "
                             f"taux_reprise (fewer than {MIN_CORRECTIONS:g} equal ones)")
     if ecart.measured and hold is not None:

@@ -182,24 +182,31 @@ class SqlSamples(SqlReads):
                ) -> dict[str, dict[str, Task]]:
         """The demandes with a delegation and a value for journal field ``tache``, summed
         by group (``champ``'s value, ``INCONNU`` without one; the client when ``champ`` is
-        None) and task: ``(demandes, evites, pilotage, corrections)``, exact."""
-        group = ("d.client" if champ is None else "g.valeur")
-        joined = ("" if champ is None else
+        None) and task: ``(demandes, evites, pilotage, corrections)``, exact. The journal's
+        rows for the field come first (its index), then their demandes by id, so the cost
+        is that of the tasks' demandes, not of the history."""
+        c.execute("SELECT journal FROM bilan_state WHERE projection = ?", (name,))
+        row = c.fetchone()
+        if row is None:
+            return {}
+        c.execute("SELECT t.demande_id, t.valeur, g.valeur FROM journal_valeurs t "
                   "LEFT JOIN journal_valeurs g ON g.chemin = t.chemin "
-                  "AND g.demande_id = t.demande_id AND g.champ = ? ")
-        c.execute(f"SELECT {group}, t.valeur, d.evites, d.pilotage, d.corrections "
-                  "FROM bilan_state s JOIN journal_valeurs t ON t.chemin = s.journal "
-                  "AND t.champ = ? JOIN bilan_demandes d ON d.projection = s.projection "
-                  f"AND d.demande_id = t.demande_id AND d.delegations > 0 {joined}"
-                  "WHERE s.projection = ?",
-                  (tache, name) if champ is None else (tache, champ, name))
+                  "AND g.demande_id = t.demande_id AND g.champ = ? "
+                  "WHERE t.chemin = ? AND t.champ = ?", (champ or "", row[0], tache))
+        tasks = {demande_id: (task, cle) for demande_id, task, cle in c.fetchall()}
         out: defaultdict[str, dict[str, list[int]]] = defaultdict(dict)
-        for cle, task, evites, pilotage, corrections in c.fetchall():
-            sums = out[INCONNU if cle is None else cle].setdefault(task, [0, 0, 0, 0])
-            sums[0] += 1
-            sums[1] += int(evites)
-            sums[2] += int(pilotage)
-            sums[3] += int(corrections)
+        for chunk in chunks(sorted(tasks)):
+            c.execute("SELECT demande_id, client, evites, pilotage, corrections "
+                      "FROM bilan_demandes WHERE projection = ? AND delegations > 0 "
+                      f"AND demande_id IN ({','.join('?' * len(chunk))})", [name, *chunk])
+            for demande_id, client, evites, pilotage, corrections in c.fetchall():
+                task, valeur = tasks[demande_id]
+                cle = client if champ is None else INCONNU if valeur is None else valeur
+                sums = out[cle].setdefault(task, [0, 0, 0, 0])
+                sums[0] += 1
+                sums[1] += int(evites)
+                sums[2] += int(pilotage)
+                sums[3] += int(corrections)
         return {cle: {task: (n, e, p, k) for task, (n, e, p, k) in by_task.items()}
                 for cle, by_task in out.items()}
 

@@ -112,10 +112,10 @@ def view_tables(text: str, integer: str, tokens: str, boolean: str,
         # a digest of the bytes read, to tell a file truncated and refilled in place).
         f"CREATE TABLE IF NOT EXISTS journal_valeurs (chemin {t}, demande_id {t}, "
         f"champ {t}, valeur {t} NOT NULL, PRIMARY KEY (chemin, demande_id, champ)){w}",
-        # The demandes that have a value for a field: the paired classement's tasks
-        # (ADR-0081).
-        "CREATE INDEX IF NOT EXISTS journal_valeurs_champ ON journal_valeurs "
-        "(chemin, champ)",
+        # The demandes that have a value for a field, with it (covering): the paired
+        # classement's tasks, read without the rest of the journal (ADR-0081).
+        "CREATE INDEX IF NOT EXISTS journal_valeurs_par_champ ON journal_valeurs "
+        "(chemin, champ, demande_id, valeur)",
         f"CREATE TABLE IF NOT EXISTS journal_demandes (chemin {t}, demande_id {t}, "
         f"PRIMARY KEY (chemin, demande_id)){w}",
         f"CREATE TABLE IF NOT EXISTS journal_suivi (chemin {t} PRIMARY KEY, "
