@@ -48,7 +48,7 @@ run: $(STAMP)
 	$(BIN)/miam-economies serve
 
 test: $(STAMP)
-	$(BIN)/ruff check miam_economies domain projections api tests bench scripts
+	$(BIN)/ruff check miam_economies domain projections api tests bench scripts setup.py
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest
