@@ -10,7 +10,7 @@ LOCK := requirements.lock
 # refers to the project itself, which a lock cannot hold).
 EXTRAS := --extra postgres --extra report --extra cli --extra test
 
-.PHONY: run test bench soak install lock tarifs clean
+.PHONY: run test bench soak install lock tarifs dist clean
 
 install: $(STAMP)
 
@@ -36,11 +36,19 @@ lock: $(STAMP)
 tarifs: $(STAMP)
 	$(BIN)/python -m scripts.tarifs
 
+# The sdist and the wheel in dist/, the wheel built from the unpacked sdist: nothing of
+# this tree's build/ or *.egg-info can ship. Built with the lock's setuptools and wheel
+# (--no-isolation: nothing is fetched; ADR-0092). A checkout whose miam_economies/ links
+# are plain files (git's core.symlinks=false) fails here, saying so (setup.py).
+dist: $(STAMP)
+	rm -rf dist
+	$(BIN)/python -m build --no-isolation --outdir dist .
+
 run: $(STAMP)
 	$(BIN)/miam-economies serve
 
 test: $(STAMP)
-	$(BIN)/ruff check miam_economies domain projections api tests bench scripts
+	$(BIN)/ruff check miam_economies domain projections api tests bench scripts setup.py
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest
@@ -54,4 +62,4 @@ soak: $(STAMP)
 	MIAM_KILL_ROUNDS=40 MIAM_SCHEMATHESIS_EXAMPLES=500 $(BIN)/python -m pytest tests/reliability
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis

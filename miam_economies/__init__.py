@@ -3,8 +3,12 @@ and read as an order-proof bilan.
 
 The names a host app (MIAM) uses, importable from here (SPEC, "Installed as a library"):
 
-* ``economies_routes(ops=True)``: the routes to put in the host's Starlette app;
-* ``open_economies(settings)``: the async context manager the host's lifespan enters;
+* ``economies_routes(auth=TOKEN | [Middleware(...)] | "host", ops=True)``: the routes to
+  put in the host's Starlette app, behind the auth named (required: SPEC, "Fail closed");
+* ``BearerAuth``: our bearer middleware, which ``auth=TOKEN`` puts on each route;
+* ``open_economies(settings, app)``: the async context manager the host's lifespan enters
+  with the app it receives; it refuses to start (``EmbeddingRefused``) when that app
+  leaves our routes unguarded or shadowed (ADR-0091);
 * ``Settings``: where the data lives and how the routes behave;
 * ``economies_section(data, par=...)`` and ``net_du_jour(client, data)``: the bilan from
   Python, without a server; ``read_bilan(data)`` for the whole snapshot;
@@ -26,6 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from miam_economies.api.http.app import economies_routes, open_economies
+    from miam_economies.api.http.auth import BearerAuth
+    from miam_economies.api.http.host_check import EmbeddingRefused
     from miam_economies.api.service.reading import (
         economies_section,
         net_du_jour,
@@ -34,10 +40,13 @@ if TYPE_CHECKING:
     )
     from miam_economies.api.service.settings import Settings
 
-__all__ = ["Settings", "economies_routes", "economies_section", "net_du_jour",
-           "open_economies", "read_bilan", "read_classement"]
+__all__ = ["BearerAuth", "EmbeddingRefused", "Settings", "economies_routes",
+           "economies_section", "net_du_jour", "open_economies", "read_bilan",
+           "read_classement"]
 
 _HOMES = {
+    "BearerAuth": "miam_economies.api.http.auth",
+    "EmbeddingRefused": "miam_economies.api.http.host_check",
     "economies_routes": "miam_economies.api.http.app",
     "open_economies": "miam_economies.api.http.app",
     "economies_section": "miam_economies.api.service.reading",

@@ -1,26 +1,30 @@
 """The routes as a host app mounts them, and the standalone app (ADR-0021).
 
-``economies_routes()`` is the list of routes a host Starlette app (MIAM) puts beside its
-own, behind its own auth; each route carries the error policy (``errors``) and the request
-observation with it. ``open_economies(settings)`` opens the store, starts the projection
-runner and yields the lifespan state the routes read; the host enters it in its own
-lifespan. ``create_app`` is the standalone service built from the same parts.
+``economies_routes(auth=...)`` is the list of routes a host Starlette app (MIAM) puts
+beside its own, behind the auth it names (ADR-0091); each route carries the error policy
+(``errors``) and the request observation with it. ``open_economies(settings, app)`` checks
+the assembled host app, opens the store, starts the projection runner and yields the
+lifespan state the routes read; the host enters it in its own lifespan. ``create_app`` is
+the standalone service built from the same parts.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.exceptions import ExceptionMiddleware
 from starlette.routing import BaseRoute, Route, request_response
+from starlette.types import ASGIApp
 
 from miam_economies.api.http.auth import BearerAuth
 from miam_economies.api.http.errors import EXCEPTION_HANDLERS
+from miam_economies.api.http.guard import Auth, route_middleware
 from miam_economies.api.http.headers import HeaderCap
+from miam_economies.api.http.host_check import ProbeStop, check_host
 from miam_economies.api.http.metrics import METRICS_STATE, Metrics
 from miam_economies.api.http.observer import RequestObserver
 from miam_economies.api.http.routes import (
@@ -47,15 +51,15 @@ by ``body.read_capped`` with the contract's JSON 413 (ecosystem review, §3 D)."
 def _route(path: str, handler: Any, method: str, middleware: Sequence[Middleware], *,
            max_body_size: int | None = None) -> Route:
     # The endpoint is an ASGI app carrying our error policy and observation, so the route
-    # behaves the same in a host app that knows neither.
-    endpoint = RequestObserver(
-        ExceptionMiddleware(request_response(handler), handlers=EXCEPTION_HANDLERS), path)
+    # behaves the same in a host app that knows neither; ProbeStop, outermost, answers
+    # the host check's own requests before anything of ours runs (ADR-0091).
+    endpoint = ProbeStop(RequestObserver(
+        ExceptionMiddleware(request_response(handler), handlers=EXCEPTION_HANDLERS), path))
     return Route(path, endpoint, methods=[method], middleware=middleware,
                  max_body_size=max_body_size)
 
 
-def economies_routes(*, ops: bool = True, middleware: Sequence[Middleware] = ()
-                     ) -> list[BaseRoute]:
+def economies_routes(*, auth: Auth | None = None, ops: bool = True) -> list[BaseRoute]:
     """The service's routes, as a plain list a host Starlette app puts beside its own
     (ADR-0021): ``POST /economies``, ``GET /economies/bilan``,
     ``GET /economies/demandes/{demande_id}``, ``GET /economies/classement``,
@@ -63,11 +67,15 @@ def economies_routes(*, ops: bool = True, middleware: Sequence[Middleware] = ()
     ``GET /healthz``, ``GET /metrics``, ``GET /openapi.json`` (leave them out when the
     host has its own). They read the lifespan state that ``open_economies`` yields.
 
-    The routes have no auth of their own: the host's app-wide middleware runs before
-    them, or ``middleware`` (Starlette ``Middleware`` entries, outermost first) wraps each
-    of them, for a host whose auth guards only some routes (the MCP SDK's guards
-    ``/mcp``): ``middleware=[Middleware(BearerAuth, token=...)]``.
+    ``auth`` is required, an explicit decision (SPEC, "Fail closed"; ADR-0091):
+    ``auth=MIAM_TOKEN`` (str) wraps each route in ``BearerAuth`` with that token;
+    ``auth=[Middleware(...), ...]`` (outermost first) wraps each route in the host's own
+    per-route auth (the MCP SDK's ``RequireAuthMiddleware``); ``auth="host"``: the
+    host's app-wide middleware guards them. ``open_economies(settings, app)`` then checks
+    the assembled app. Raises ``TypeError`` without ``auth`` (or with another type) and
+    ``ValueError`` for an empty token or list, each saying how to choose.
     """
+    middleware = route_middleware(auth)
     return [
         _route("/economies", post_economies, "POST", middleware,
                max_body_size=OWN_BODY_CAP),
@@ -82,23 +90,43 @@ def economies_routes(*, ops: bool = True, middleware: Sequence[Middleware] = ()
     ]
 
 
-@asynccontextmanager
-async def open_economies(settings: Settings) -> AsyncIterator[dict[str, Any]]:
-    """Open the event store and the projections under ``settings.data``, start the
-    projection runner, and yield the lifespan state the routes read
-    (``{"economies": Services, "economies_metrics": Metrics}``); on exit, stop the
-    runner and close the databases.
+NEEDS_THE_APP = (
+    "open_economies(settings, app) needs the host app, as its lifespan receives it "
+    "(`async def lifespan(app): async with open_economies(settings, app) as state: ...`): "
+    "it checks there that our routes are reachable and refuse a request without the "
+    "token before it opens anything (SPEC, \"Fail closed\")")
+
+
+def open_economies(settings: Settings, app: ASGIApp | None = None
+                   ) -> AbstractAsyncContextManager[dict[str, Any]]:
+    """An async context manager for the host's lifespan: it checks the assembled host
+    ``app`` (``host_check.check_host``: our data routes reachable, a request without
+    credentials refused), then opens the event store and the projections under
+    ``settings.data``, starts the projection runner, and yields the lifespan state the
+    routes read (``{"economies": Services, "economies_metrics": Metrics}``); on exit, it
+    stops the runner and closes the databases.
 
     A host app enters it in its own lifespan and merges the state into its own (keys
     ``economies`` and ``economies_metrics``: the host's own must not overwrite them)::
 
-        async with open_economies(Settings(data=Path("logs/mcp"))) as state:
-            yield {**host_state, **state}
+        async def lifespan(app):
+            async with open_economies(Settings(data=Path("logs/mcp")), app) as state:
+                yield {**host_state, **state}
 
-    ``settings.token`` is not used by the routes (the host's auth guards them).
-    Raises as ``api.services.open_services`` (``OSError``, ``ZoneInfoNotFoundError``,
+    ``settings.token`` is not used by the routes (``economies_routes(auth=...)`` decides).
+    Raises ``TypeError`` at once without ``app`` (ADR-0091); on entering,
+    ``EmbeddingRefused`` (nothing opened, nothing stored) when the check fails, then as
+    ``api.services.open_services`` (``OSError``, ``ZoneInfoNotFoundError``,
     ``ProjectionMismatch``, ``PersistenceError``).
     """
+    if app is None:
+        raise TypeError(NEEDS_THE_APP)
+    return _opened(settings, app)
+
+
+@asynccontextmanager
+async def _opened(settings: Settings, app: ASGIApp) -> AsyncIterator[dict[str, Any]]:
+    await check_host(app)  # before the store: a refused start creates nothing
     with open_services(settings) as services:
         yield {STATE: services, METRICS_STATE: Metrics(services)}
 
@@ -115,13 +143,13 @@ def create_app(settings: Settings) -> Starlette:
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
-        async with open_economies(settings) as state:
+        async with open_economies(settings, app) as state:
             yield state
 
     public = ("/healthz", "/openapi.json", *(("/metrics",) if settings.metrics_public
                                                else ()))
     return Starlette(
-        routes=economies_routes(),
+        routes=economies_routes(auth="host"),  # the BearerAuth below, app-wide
         middleware=[Middleware(RequestObserver),
                     Middleware(HeaderCap),
                     Middleware(BearerAuth, token=token, public_paths=public)],

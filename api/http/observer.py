@@ -18,6 +18,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from miam_economies.api.http.host_check import PROBE
 from miam_economies.api.http.metrics import METRICS_STATE
 from miam_economies.api.store.application import Appended
 from miam_economies.domain.instants import iso_utc
@@ -46,7 +47,8 @@ class RequestObserver:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """ASGI entry."""
-        if scope["type"] != "http":
+        # The host check's own requests (ADR-0091) are no traffic: no line, no metric.
+        if scope["type"] != "http" or PROBE in scope:
             await self.app(scope, receive, send)
             return
         if self.route is not None:

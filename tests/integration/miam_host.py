@@ -60,11 +60,12 @@ async def mcp(request: Request) -> PlainTextResponse:
 def create_host_app(data: Path, token: str, routes: Sequence[BaseRoute] = (), *,
                     max_body_size: int | None = None, open_ours: bool = True,
                     auth_per_route: bool = False) -> Starlette:
-    """The host: ``/mcp`` and its other ``routes`` plus ``economies_routes()``, all behind
-    ``HostBearer``; our services opened in its lifespan and merged into its state (unless
-    ``open_ours`` is false: a host that forgot); ``max_body_size``: the host's own
-    app-wide body cap (Starlette's), bytes. With ``auth_per_route`` the host's auth is no
-    app-wide middleware: it wraps ``/mcp`` and each of our routes (the MCP SDK's way)."""
+    """The host: ``/mcp`` and its other ``routes`` plus ``economies_routes(auth="host")``,
+    all behind ``HostBearer``; our services opened in its lifespan and merged into its
+    state (unless ``open_ours`` is false: a host that forgot); ``max_body_size``: the
+    host's own app-wide body cap (Starlette's), bytes. With ``auth_per_route`` the host's
+    auth is no app-wide middleware: it wraps ``/mcp`` and each of our routes
+    (``auth=[Middleware(...)]``, the MCP SDK's way)."""
     settings = Settings(data=data)
 
     @asynccontextmanager
@@ -72,7 +73,7 @@ def create_host_app(data: Path, token: str, routes: Sequence[BaseRoute] = (), *,
         if not open_ours:
             yield {"host_name": "miam"}
             return
-        async with open_economies(settings) as economies:
+        async with open_economies(settings, app) as economies:
             yield {"host_name": "miam", **economies}
 
     auth = [Middleware(AuthenticationMiddleware, backend=HostBearer(token),
@@ -80,10 +81,11 @@ def create_host_app(data: Path, token: str, routes: Sequence[BaseRoute] = (), *,
     if auth_per_route:
         return Starlette(
             routes=[Route("/mcp", mcp, methods=["GET", "POST"], middleware=auth), *routes,
-                    *economies_routes(middleware=auth)],
+                    *economies_routes(auth=auth)],
             lifespan=lifespan, max_body_size=max_body_size)
     return Starlette(
-        routes=[Route("/mcp", mcp, methods=["GET", "POST"]), *routes, *economies_routes()],
+        routes=[Route("/mcp", mcp, methods=["GET", "POST"]), *routes,
+                *economies_routes(auth="host")],
         middleware=auth, lifespan=lifespan, max_body_size=max_body_size)
 
 

@@ -257,7 +257,7 @@ def test_routes_mounted_without_open_economies_answer_503_saying_so(tmp_path: Pa
 
 
 def test_a_host_whose_auth_guards_each_route_passes_it_to_ours(tmp_path: Path) -> None:
-    # The MCP SDK guards /mcp only: economies_routes(middleware=...) puts the host's auth
+    # The MCP SDK guards /mcp only: economies_routes(auth=[...]) puts the host's auth
     # on each of our routes too.
     host = HostServer(tmp_path / "data", app="tests.integration.miam_host:per_route_from_env")
     host.start()

@@ -1,14 +1,18 @@
 """Issue 12, "Installed as a library" (SPEC): the wheel holds one import package and its
 metadata asks for the PostgreSQL driver, the report's packages and the command line's
-only under their extras (ADR-0041, ADR-0044).
+only under their extras (ADR-0041, ADR-0044). Issue 20: it ships ``py.typed``, which a
+host's ``mypy --strict`` reads; ``make dist`` ships nothing stale from ``build/``; and a
+checkout whose links are plain files (git's ``core.symlinks=false``) does not build
+(ADR-0092).
 
-The wheel is built from a clean clone of HEAD (committed work only), so that no ignored
-``build/`` or ``*.egg-info`` of the working tree can leak into it (ecosystem review, §3 E);
-with the lock's setuptools and no build isolation, nothing is downloaded.
+The wheel is ``make dist`` of a clone of HEAD (committed work only) with a stray file
+planted under ``build/lib``; with the lock's setuptools and no build isolation, nothing
+is downloaded.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import zipfile
@@ -20,22 +24,38 @@ from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).parents[2]
 EXTRAS = ("postgres", "report", "cli", "all", "test")
+VENV = Path(sys.executable).parents[1]
+STRAY = "build/lib/miam_economies/stale_module.py"
+"""A file a previous ``pip wheel`` of the tree could have left (ecosystem review, §3 E)."""
+
+
+def _clone(where: Path, *config: str) -> Path:
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], check=True,
+                          capture_output=True, text=True).stdout.strip()
+    subprocess.run(["git", *config, "clone", "--quiet", "--no-checkout", str(ROOT),
+                    str(where)], check=True)
+    subprocess.run(["git", *config, "-C", str(where), "checkout", "--quiet", head],
+                   check=True)
+    return where
+
+
+def _make_dist(tree: Path) -> subprocess.CompletedProcess[str]:
+    # This test run's venv, taken as installed (-o: never remade from the clone's files).
+    return subprocess.run(["make", "--no-print-directory", "-C", str(tree), "dist",
+                           f"VENV={VENV}", "-o", f"{VENV}/.installed"],
+                          capture_output=True, text=True)
 
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> zipfile.ZipFile:
-    """The wheel of a fresh clone of HEAD, opened."""
-    where = tmp_path_factory.mktemp("wheel")
-    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], check=True,
-                          capture_output=True, text=True).stdout.strip()
-    subprocess.run(["git", "clone", "--quiet", "--no-checkout", str(ROOT), str(where / "src")],
-                   check=True)
-    subprocess.run(["git", "-C", str(where / "src"), "checkout", "--quiet", head], check=True)
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
-                    "--no-build-isolation", "--wheel-dir", str(where / "dist"),
-                    str(where / "src")], check=True, capture_output=True)
-    (built,) = (where / "dist").glob("miam_economies-*.whl")
-    return zipfile.ZipFile(built)
+    """``make dist`` of a fresh clone of HEAD holding a stale ``build/lib`` file, opened."""
+    tree = _clone(tmp_path_factory.mktemp("wheel") / "src")
+    (tree / STRAY).parent.mkdir(parents=True)
+    (tree / STRAY).write_text("STALE = True\n")
+    built = _make_dist(tree)
+    assert built.returncode == 0, built.stdout + built.stderr
+    (wheel_path,) = (tree / "dist").glob("miam_economies-*.whl")
+    return zipfile.ZipFile(wheel_path)
 
 
 def _dist_info(wheel: zipfile.ZipFile, name: str) -> str:
@@ -53,6 +73,7 @@ def test_the_wheel_holds_miam_economies_and_its_dist_info_only(wheel: zipfile.Zi
                    "domain/events.py", "projections/view.py"):
         assert f"miam_economies/{module}" in names, module
     assert "miam_economies/api/http/templates/rapport.html" in names  # the report's page
+    assert "miam_economies/py.typed" in names
     assert "miam-economies = miam_economies.api.cli:main" in _dist_info(
         wheel, "entry_points.txt")
 
@@ -93,3 +114,43 @@ def test_runtime_dependencies_are_ranges_with_both_bounds(wheel: zipfile.ZipFile
             continue
         operators = {spec.operator for spec in requirement.specifier}
         assert operators == {">=", "<"}, line
+
+
+def test_make_dist_ships_nothing_stale_from_build(wheel: zipfile.ZipFile) -> None:
+    assert not [name for name in wheel.namelist() if "stale_module" in name]
+
+
+def test_a_checkout_with_its_links_as_plain_files_does_not_build(tmp_path: Path) -> None:
+    tree = _clone(tmp_path / "src", "-c", "core.symlinks=false")
+    assert (tree / "miam_economies" / "api").is_file()  # the link, as git wrote it
+    built = _make_dist(tree)
+    assert built.returncode != 0
+    said = built.stdout + built.stderr
+    assert "core.symlinks" in said, said
+    assert "miam_economies/domain, miam_economies/projections, miam_economies/api" in said
+    assert not list(tree.glob("dist/*.whl"))
+
+
+def test_a_hosts_mypy_strict_reads_our_types(wheel: zipfile.ZipFile, tmp_path: Path) -> None:
+    # MIAM's environment: the wheel installed (unpacked: it is pure Python) in a venv of its
+    # own, our dependencies beside it; MIAM's mypy --strict on a module that uses us.
+    host = tmp_path / "host"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(host)], check=True)
+    (site,) = host.glob("lib/python*/site-packages")
+    wheel.extractall(site)
+    (site / "dependencies.pth").write_text(
+        next(p for p in sys.path if p.endswith("site-packages")) + "\n")
+    (tmp_path / "miam_card.py").write_text(
+        "from miam_economies import read_bilan\n\n\n"
+        "def net(data: str) -> int:\n"
+        "    figures: dict[str, int] = read_bilan(data)[\"economies\"][\"claude-code\"]\n"
+        "    return figures[\"net\"]\n"
+        "\n\n"
+        "wrong: str = read_bilan\n")  # a misuse the types must catch
+    checked = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental",
+         "--python-executable", str(host / "bin" / "python"), "miam_card.py"],
+        cwd=tmp_path, env={**os.environ, "MYPYPATH": ""}, capture_output=True, text=True)
+    said = checked.stdout + checked.stderr
+    assert "import-untyped" not in said and "import-not-found" not in said, said
+    assert "miam_card.py:9: error: Incompatible types in assignment" in said, said
