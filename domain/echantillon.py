@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import astuple, dataclass
+from fractions import Fraction
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,3 +75,13 @@ class Echantillon:
     def net(self) -> int:
         """evites - pilotage - corrections, tokens."""
         return self.evites - self.pilotage - self.corrections
+
+    @property
+    def corrections_effectives(self) -> Fraction:
+        """How many equal corrections would carry the corrections' sum as unevenly as
+        these do: (Σc)²/Σc² (Kish's effective count; k when k demandes have the same
+        correction, about 1 when one carries the sum). 0 without corrections. The taux
+        interval's gamma shape and the taux verdicts' hold read it (ADR-0081)."""
+        if self.corrections_squared <= 0:
+            return Fraction(0)
+        return Fraction(self.corrections * self.corrections, self.corrections_squared)

@@ -50,14 +50,18 @@ def intervalle_net_par_demande(e: Echantillon) -> Intervalle | None:
 def intervalle_taux_reprise(e: Echantillon) -> Intervalle | None:
     """The 95 % interval of the taux de reprise, corrections / evites (ADR-0081).
 
-    The corrections' sum Y is read as a sum of rare weighted events: with V = n·s² of the
-    corrections, it holds m = Y²/V "equal corrections" of mean weight w = V/Y, and the
-    gamma interval [w·G⁻¹(0.025; m), w·G⁻¹(0.975; m + 1)] bounds it (Fay and Feuer's
-    interval for weighted Poisson sums, on the effective count): the high end is pushed
-    out while few corrections carry the sum. The evites' sum X adds its t half-width
-    relative to X on the log scale, in quadrature. ``(0.0, None)`` when no demande has a
-    correction yet (nothing bounds their size), a high end None when X is not clearly
-    above 0 (t·s_X >= X); None below 2 demandes or when evites <= 0 (no ratio).
+    The corrections' sum Y is read as a weighted sum of rare events, as Fay and Feuer read
+    a directly standardized rate: m = Y²/Σc² "equal corrections"
+    (``Echantillon.corrections_effectives``) of mean weight w = Σc²/Y, bounded by the
+    gamma interval [w·G⁻¹(0.025; m), w·G⁻¹(0.975; m + 1)], with the mean weight in the
+    high end (Tiwari, Clegg and Zou's modification; Fay and Feuer take the largest weight,
+    which a sum does not keep). With k equal corrections it is Garwood's exact Poisson
+    interval for k events; while few corrections carry the sum, the high end is pushed
+    far out. The evites' sum X adds its own t interval, X(1 ± t·s_X/X), as a factor on
+    1/X, in quadrature on the log scale (their covariance left out: corrections grow with
+    the task, so this errs wide). ``(0.0, None)`` when no demande has a correction yet
+    (nothing bounds their size); a high end None when X is not clearly above 0
+    (t·s_X >= X); None below 2 demandes or when evites <= 0 (no ratio).
     """
     n, x, y = e.demandes, e.evites, e.corrections
     if n < 2 or x <= 0:
@@ -66,16 +70,11 @@ def intervalle_taux_reprise(e: Echantillon) -> Intervalle | None:
         return (0.0, None)
     ratio = y / x
     vxx = Fraction(n * e.evites_squared - x * x, n - 1)  # Var(X), exact
-    vyy = Fraction(n * e.corrections_squared - y * y, n - 1)  # Var(Y), exact
     spread_e = t_quantile(UPPER, n - 1) * sqrt(float(vxx)) / x
-    if vyy > 0:
-        count = float(Fraction(y * y) / vyy)  # >= 1: corrections are never negative
-        weight = float(vyy / y)
-        low_c = weight * gamma_quantile(1 - UPPER, count)
-        high_c = weight * gamma_quantile(UPPER, count + 1)
-        log_low, log_high = log(y / low_c), log(high_c / y)
-    else:  # every demande corrected by the same cost: no spread on that side
-        log_low = log_high = 0.0
+    count = float(e.corrections_effectives)  # >= 1: corrections are never negative
+    weight = e.corrections_squared / y
+    log_low = log(y / (weight * gamma_quantile(1 - UPPER, count)))
+    log_high = log(weight * gamma_quantile(UPPER, count + 1) / y)
     # X's own interval X(1 ± spread_e), taken as a factor on 1/X: asymmetric on the log.
     low = ratio * exp(-sqrt(log_low ** 2 + log(1 + spread_e) ** 2))
     if spread_e >= 1:

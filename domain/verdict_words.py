@@ -1,5 +1,6 @@
 """The classement's verdicts in words a person reads at a glance (pure; SPEC, "Ranking
-presets: the classement": "rapide devant precis (95 %)", "indiscernables : rapide, code").
+presets: the classement": "rapide devant precis (98 %)", "indiscernables : rapide, code";
+the level is ``ecarts.NIVEAU_VERDICT``, ADR-0081).
 
 ``lettres`` gives each ranked group the letters of the sets of groups that cannot be told
 apart (a compact letter display: two groups sharing a letter are indiscernable), which the
@@ -12,6 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from string import ascii_lowercase
 from typing import Any
+
+from miam_economies.domain.ecarts import NIVEAU_VERDICT
+
+LEVEL = f"{NIVEAU_VERDICT * 100:.0f} %"
+"""The verdicts' level as the sentences say it ("98 %")."""
 
 MAX_GROUPS = 26
 """Ranked groups past which no letters are given (one letter a set, and the sets of many
@@ -58,15 +64,15 @@ def lettres(ranked: Sequence[str], comparaisons: Sequence[Mapping[str, Any]]
 
 def phrases(ranked: Sequence[str], comparaisons: Sequence[Mapping[str, Any]]
             ) -> list[str]:
-    """The verdicts as sentences: ``"<x> devant <y> (95 %)"`` for each pair told apart,
+    """The verdicts as sentences: ``"<x> devant <y> (98 %)"`` for each pair told apart,
     then ``"indiscernables : <x>, <y>..."`` for each set of two or more groups not told
     apart, then ``"<a> / <b> : <raison>"`` for each claim held back."""
     out = []
     for c in comparaisons:
         if c["verdict"] == "a_devant":
-            out.append(f"{c['a']} devant {c['b']} (95 %)")
+            out.append(f"{c['a']} devant {c['b']} ({LEVEL})")
         elif c["verdict"] == "b_devant":
-            out.append(f"{c['b']} devant {c['a']} (95 %)")
+            out.append(f"{c['b']} devant {c['a']} ({LEVEL})")
     if len(ranked) <= MAX_GROUPS:
         out += [f"indiscernables : {', '.join(s)}" for s in ensembles(ranked, comparaisons)
                 if len(s) > 1]

@@ -1,6 +1,9 @@
 """The classement's comparisons recomputed from the demandes themselves, apart from
 ``domain/``: the rules of ADR-0081 written again with ``statistics`` on exact fractions and
-``scipy.stats`` (a test-only reference). Used by the unit and integration tests."""
+``scipy.stats`` (a test-only reference). Used by the unit and integration tests.
+
+ALPHA is ADR-0081's family-wise 2 %; a group at most half the other's size has its spread
+floored at the other's; a pair held back or without spread is judged last."""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from typing import Any
 from scipy import stats
 
 Rows = Sequence[tuple[int, int, int]]  # (evites, pilotage, corrections) per demande
+ALPHA = 0.02
 
 
 def unit(rows: Rows, selon: str) -> tuple[float, float]:
@@ -30,7 +34,7 @@ def _taux_hold(cle: str, corrections: Sequence[float], suffix: str = "") -> str 
     total = sum(corrections)
     if total == 0:
         return f"no correction yet in {cle}{suffix}"
-    if total * total / sum(c * c for c in corrections) < 3:
+    if Fraction(total) ** 2 / sum(Fraction(c) ** 2 for c in corrections) < 3:
         return (f"too few corrections in {cle}{suffix} to bound its taux_reprise "
                 "(fewer than 3 equal ones)")
     return None
@@ -39,10 +43,13 @@ def _taux_hold(cle: str, corrections: Sequence[float], suffix: str = "") -> str 
 def _holm(pairs: list[dict[str, Any]], selon: str) -> list[dict[str, Any]]:
     """Each pair: a, b, difference, se, df, hold, open (low, high), floor (se, df) or None,
     note, taches. Holm over the p-values; intervals at each step's level; verdicts."""
+    for pair in pairs:
+        if pair["hold"] is not None or pair["short"]:
+            pair["p"] = 1.0
     k_stop = None
     for step, pair in enumerate(sorted(pairs, key=lambda p: p["p"])):
         k = len(pairs) - step if k_stop is None else k_stop
-        level = 1 - 0.05 / (2 * k)
+        level = 1 - ALPHA / (2 * k)
 
         def bounds(se: float, df: int, pair: dict[str, Any] = pair,
                    level: float = level) -> tuple[float, float] | None:
@@ -84,21 +91,22 @@ def expected_pairs(groups: Mapping[str, Rows], selon: str) -> list[dict[str, Any
             small = a if na < nb else b
             floor = None
             welch = _welch(sa / na, na, sb / nb, nb)
-            if na < nb and sa < sb:
+            unequal = max(na, nb) >= 2 * min(na, nb)
+            if unequal and na < nb and sa < sb:
                 floor, welch = welch, _welch(sb / na, na, sb / nb, nb)
-            elif nb < na and sb < sa:
+            elif unequal and nb < na and sb < sa:
                 floor, welch = welch, _welch(sa / na, na, sa / nb, nb)
             se, df = welch
-            hold = None
+            hold = None if se > 0 else "no spread to judge by yet"
             open_ = [False, False]
-            if selon == "taux":
+            if selon == "taux" and se > 0:
                 for cle, side in ((a, 1), (b, 0)):
                     corrections = [r[2] for r in groups[cle]]
                     hold = hold or _taux_hold(cle, corrections)
                     open_[side] = open_[side] or sum(corrections) == 0
             pairs.append({"a": a, "b": b, "difference": xa - xb, "se": se, "df": df,
                           "p": _p(xa - xb, se, df), "hold": hold, "open": open_,
-                          "floor": floor, "short": False, "taches": None,
+                          "floor": floor, "short": se == 0, "taches": None,
                           "note": f"unequal sizes: {small} has {min(na, nb):,} demandes "
                                   f"against {max(na, nb):,}, too few to know its spread"})
     return _holm(pairs, selon)
@@ -123,19 +131,25 @@ def expected_paired(tasks: Mapping[str, Mapping[str, Rows]], ranked: Sequence[st
                 d = [(x[0] - x[1] - x[2]) - (y[0] - y[1] - y[2])
                      for x, y in zip(mean[a], mean[b], strict=True)]
                 pair.update(difference=statistics.fmean(d), **_paired_se(d))
+            elif min(sum(x[0] for x in mean[g]) for g in (a, b)) <= 0:
+                pair.update(difference=None, se=0.0, df=1, p=1.0, short=True,
+                            hold="evites not above 0 on the common tasks")
             else:
                 r = {g: sum(x[2] for x in mean[g]) / sum(x[0] for x in mean[g]) for g in (a, b)}
                 e = {g: statistics.fmean(x[0] for x in mean[g]) for g in (a, b)}
                 d = [(x[2] - r[a] * x[0]) / e[a] - (y[2] - r[b] * y[0]) / e[b]
                      for x, y in zip(mean[a], mean[b], strict=True)]
                 pair.update(difference=r[a] - r[b], **_paired_se(d))
-                for cle, side in ((a, 1), (b, 0)):
+                sides = () if pair["se"] == 0 or pair["short"] else ((a, 1), (b, 0))
+                for cle, side in sides:
                     corrections = [x[2] for x in mean[cle]]
                     pair["hold"] = pair["hold"] or _taux_hold(cle, corrections,
                                                               " on the common tasks")
                     pair["open"][side] |= sum(corrections) == 0
-            if pair["short"] and common:
+            if len(common) == 1:
                 pair["hold"] = "fewer than 2 common tasks"
+            elif common and pair["se"] == 0 and pair["difference"] is not None:
+                pair["hold"], pair["short"] = "no spread to judge by yet", True
             pairs.append(pair)
     return _holm(pairs, selon)
 

@@ -30,7 +30,7 @@ from miam_economies.domain.classement import (
     ClassementError,
     check_parametres,
 )
-from miam_economies.domain.verdict_words import lettres, phrases
+from miam_economies.domain.verdict_words import LEVEL, lettres, phrases
 from miam_economies.projections.view import ProjectionMismatch
 
 
@@ -53,9 +53,9 @@ def classement(data: Path, database_url: str | None, fuseau: str | None,
                journal: Path | None, par: str, selon: str, minimum: int,
                apparier: str | None, as_json: bool) -> None:
     """Rank the groups of --par by the taux de reprise (or net per demande), with 95 %
-    intervals, and say which group is ahead of which (95 %) or that they cannot be told
-    apart yet, after folding whatever is pending (SPEC, "Ranking presets: the
-    classement"; ADR-0081).
+    intervals, and say which group is ahead of which (98 %, adjusted for the number of
+    pairs) or that they cannot be told apart yet, after folding whatever is pending (SPEC,
+    "Ranking presets: the classement"; ADR-0081).
 
     Groups with at least --min demandes (and, by taux, evites above 0) are ranked (rang
     1, 2...); the others follow, unranked. Groups sharing a letter cannot be told apart.
@@ -126,7 +126,7 @@ def _print_table(result: dict[str, Any]) -> None:
     for sentence in phrases(ranked, result["comparaisons"]):
         console.print(f"  {sentence}")
     if letters and len(ranked) > 1:
-        console.print("groupe: groups sharing a letter cannot be told apart (95 %)",
+        console.print(f"groupe: groups sharing a letter cannot be told apart ({LEVEL})",
                       style="dim")
     if any(g["rang"] is None for g in result["groupes"]):
         console.print(f"rang -: fewer than {result['min']} demandes"

@@ -53,6 +53,7 @@ def classement_schema() -> dict[str, Any]:
             "groupes": {"type": "array", "items": groupe},
             "comparaisons": {"type": "array", "items": comparaison},
             "attente_expiree": {"type": "boolean"},
+            "comparaisons_limite": {"type": "integer", "minimum": 1},
         },
     }
 
@@ -63,17 +64,18 @@ def classement_path(auth_errors: dict[str, Any]) -> dict[str, Any]:
         return {"description": description,
                 "content": {"application/json": {"schema": schema}}}
 
-    field = {"type": "string", "minLength": 1, "not": {"enum": list(NOT_GROUPS)}}
-    task = {"type": "string", "minLength": 1, "not": {"enum": list(NOT_TASKS)}}
+    field = {"type": "string", "minLength": 1, "not": {"enum": [*NOT_GROUPS, "journal."]}}
+    task = {"type": "string", "minLength": 1, "not": {"enum": [*NOT_TASKS, "journal."]}}
     return {
         "summary": "The groups of a journal field (or client) ranked by taux_reprise (or "
-                   "net per demande), with 95 % intervals and the verdict of every pair",
+                   "net per demande), with 95 % intervals and the verdict of every pair "
+                   "(98 %, adjusted for the number of pairs)",
         "parameters": [
             {"name": "par", "in": "query", "required": True, "schema": field},
             {"name": "selon", "in": "query",
              "schema": {"type": "string", "enum": sorted(CRITERES)}},
             {"name": "min", "in": "query",
-             "schema": {"type": "integer", "minimum": 1, "maximum": 999_999_999}},
+             "schema": {"type": "integer", "minimum": 1, "maximum": 10**18 - 1}},
             {"name": "apparier", "in": "query", "schema": task,
              "description": "The journal field of a task (test_id...): each pair is "
                             "compared on the tasks both ran; it must differ from par"},

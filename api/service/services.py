@@ -13,11 +13,13 @@ from miam_economies.domain.bilan import check_bounds
 from miam_economies.domain.classement import (
     CRITERES,
     DEFAULT_MIN,
+    MAX_COMPARED,
     SELON,
     check_parametres,
     classement,
 )
-from miam_economies.domain.comparaisons import Tache, comparaisons, comparaisons_appariees
+from miam_economies.domain.appariees import Tache, comparaisons_appariees
+from miam_economies.domain.comparaisons import comparaisons
 from miam_economies.domain.echantillon import Echantillon
 from miam_economies.domain.instants import iso_utc
 from miam_economies.projections.projection import BilanProjection
@@ -70,7 +72,9 @@ class Services:
         (tokens), ratios, 95 % intervals and rank by ``selon`` (``taux``: taux_reprise
         ascending; ``net``: net per demande descending), and the verdict of every pair of
         ranked groups, compared on the tasks both ran when ``apparier`` names the journal
-        field of a task (ADR-0081).
+        field of a task (ADR-0081). Past ``MAX_COMPARED`` ranked groups, only the first
+        ones are compared and ``comparaisons_limite`` says how many: the answer stays
+        within its bound.
 
         Read from the projection's samples and, for ``apparier``, its demandes joined with
         the journal, in one read transaction, never from the events (ADR-0073). Raises
@@ -81,21 +85,23 @@ class Services:
         projection = self.projection
         position, samples, tasks = projection.view.samples(
             projection.tracking_name, par, apparier)
-        groupes = classement({cle: Echantillon(*sums) for cle, sums in samples.items()},
-                             minimum, selon)
+        echantillons = {cle: Echantillon(*sums) for cle, sums in samples.items()}
+        groupes = classement(echantillons, minimum, selon)
         ranked = [g.cle for g in groupes if g.rang is not None]
+        compared = ranked[:MAX_COMPARED]
         if tasks is None:
-            verdicts = comparaisons(
-                [(cle, Echantillon(*samples[cle])) for cle in ranked], selon)
+            verdicts = comparaisons([(cle, echantillons[cle]) for cle in compared], selon)
         else:
             verdicts = comparaisons_appariees(
-                ranked, {cle: {task: Tache(*sums) for task, sums in by_task.items()}
-                         for cle, by_task in tasks.items()}, selon)
+                compared, {cle: {task: Tache(*sums) for task, sums in by_task.items()}
+                           for cle, by_task in tasks.items()}, selon)
         answer: dict[str, Any] = {
             "par": par, "formule": projection.formule.name, "position": position,
             "min": minimum, "critere": CRITERES[selon],
             "groupes": [groupe.as_dict() for groupe in groupes],
             "comparaisons": [verdict.as_dict() for verdict in verdicts]}
+        if len(ranked) > MAX_COMPARED:
+            answer["comparaisons_limite"] = MAX_COMPARED
         if apparier is not None:
             answer["apparier"] = apparier
         return answer

@@ -23,6 +23,7 @@ from scipy import stats
 from miam_economies.api.service.replay import replay
 from miam_economies.api.service.services import Services
 from miam_economies.domain.acceptance import accept_batch
+from miam_economies.domain.classement import MAX_COMPARED
 from tests.classement_reference import assert_same, expected_paired, expected_pairs
 from tests.conftest import LiveServer
 from tests.corpus import expected_breakdowns, generate, journal_lines
@@ -44,6 +45,7 @@ def with_tasks(lines: list[str]) -> list[str]:
             continue
         if rng.random() < 0.8:
             entry["test_id"] = f"t{rng.randrange(40):02d}"
+        entry["lot"] = f"l{rng.randrange(60):02d}"  # more groups than are compared
         out.append(json.dumps(entry))
     return out
 
@@ -223,6 +225,17 @@ class ClassementContract:
                 ("preset", 10, "taux", "modele"), ("preset", 10, "taux", "demande")):
             with pytest.raises(ValueError):
                 services.classement(par, minimum, selon, apparier)
+
+    def test_past_max_compared_groups_only_the_best_ranked_are_compared(
+            self, services: Services) -> None:
+        load(services)
+        answer = services.classement("lot", 1, "net")
+        ranked = [g["cle"] for g in answer["groupes"] if g["rang"] is not None]
+        assert len(ranked) > MAX_COMPARED == answer["comparaisons_limite"]
+        assert [(c["a"], c["b"]) for c in answer["comparaisons"]] == [
+            (a, b) for i, a in enumerate(ranked[:MAX_COMPARED])
+            for b in ranked[i + 1:MAX_COMPARED]]
+        assert "comparaisons_limite" not in services.classement("preset", 1)
 
     def test_an_empty_store_ranks_nothing(self, services: Services) -> None:
         assert services.classement("preset")["groupes"] == []

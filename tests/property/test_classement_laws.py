@@ -79,3 +79,6 @@ def test_every_interval_holds_its_figure_and_every_ranked_pair_has_a_verdict(
             assert low > 0 or high < 0
             ahead = (low > 0) == (selon == "net")
             assert v.verdict == ("a_devant" if ahead else "b_devant")
+        elif v.raison is None and v.intervalle is not None:
+            low, high = v.intervalle  # not held back: the interval holds 0
+            assert (low is None or low <= 0) and (high is None or high >= 0)

@@ -17,7 +17,7 @@ from math import exp, log
 
 import numpy as np
 
-from miam_economies.domain.comparaisons import Tache
+from miam_economies.domain.appariees import Tache
 from miam_economies.domain.echantillon import Echantillon
 
 _TURN = np.array([0.6, 0.25, 0.15]) * np.array([1, 2, 3])

@@ -51,15 +51,15 @@ def expected_net_interval(rows: Rows) -> tuple[float, float]:
 
 
 def expected_taux_interval(rows: Rows) -> tuple[float, float | None]:
-    """ADR-0081's taux interval written on the demandes: the corrections' sum Y as m = Y²/V
-    equal events of weight V/Y (V = n·variance of a demande's correction), gamma bounds
-    by scipy.stats; the evites' sum X within X(1 ± t·s_X/X), as a factor on 1/X; the two
-    relative spreads added in quadrature on the log scale."""
+    """ADR-0081's taux interval written on the demandes: the corrections' sum Y as m =
+    Y²/Σc² equal events of weight Σc²/Y, gamma bounds by scipy.stats; the evites' sum X
+    within X(1 ± t·s_X/X), as a factor on 1/X; the two relative spreads added in
+    quadrature on the log scale."""
     n = len(rows)
     e = [Fraction(r[0]) for r in rows]
     c = [Fraction(r[2]) for r in rows]
     x, y = sum(e), sum(c)
-    v = n * statistics.variance(c)
+    v = sum(k * k for k in c)
     m, w = float(y * y / v), float(v / y)
     log_low = log(float(y) / (w * stats.gamma.ppf(0.025, m)))
     log_high = log(w * stats.gamma.ppf(0.975, m + 1) / float(y))
@@ -185,10 +185,13 @@ def test_intervals_are_null_below_two_demandes_and_taux_without_evites() -> None
         assert groupe.intervalle_net_par_demande is not None
 
 
-def test_all_equal_demandes_give_zero_width_intervals_at_the_figures() -> None:
+def test_all_equal_demandes_give_garwoods_interval_for_the_corrections_they_hold() -> None:
+    # Five equal corrections and equal evites: the taux is known up to how many
+    # corrections five demandes happen to hold, Garwood's exact Poisson interval for 5.
     (groupe,) = classement({"x": Echantillon.of([(7_000, 1_000, 700)] * 5)}, 1)
     assert groupe.intervalle_net_par_demande == (5_300.0, 5_300.0)
-    assert groupe.intervalle_taux_reprise == (0.1, 0.1)
+    assert groupe.intervalle_taux_reprise == pytest.approx(
+        (0.1 * stats.gamma.ppf(0.025, 5) / 5, 0.1 * stats.gamma.ppf(0.975, 6) / 5), rel=1e-12)
 
 
 def test_no_correction_yet_gives_taux_zero_and_no_high_end() -> None:

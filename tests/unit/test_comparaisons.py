@@ -15,13 +15,9 @@ from fractions import Fraction
 import pytest
 from scipy import stats
 
-from miam_economies.domain.comparaisons import (
-    MIN_CORRECTIONS,
-    Comparaison,
-    Tache,
-    comparaisons,
-    comparaisons_appariees,
-)
+from miam_economies.domain.appariees import Tache, comparaisons_appariees
+from miam_economies.domain.comparaisons import comparaisons
+from miam_economies.domain.ecarts import MIN_CORRECTIONS, NIVEAU_VERDICT, Comparaison
 from miam_economies.domain.echantillon import Echantillon
 from tests.classement_reference import assert_same, expected_pairs
 
@@ -78,7 +74,7 @@ def test_too_few_effective_corrections_hold_a_taux_claim_back() -> None:
     rows = [(10_000, 0, 0)] * 297 + [(10_000, 0, 90_000), (10_000, 0, 10), (10_000, 0, 10)]
     other = [(10_000, 0, 50)] * 300
     e = Echantillon.of(rows)
-    assert Fraction(e.corrections**2, e.corrections_squared) < MIN_CORRECTIONS
+    assert e.corrections_effectives < MIN_CORRECTIONS
     (pair,) = comparaisons([("x", Echantillon.of(other)), ("y", e)], "taux")
     assert pair.verdict == "indiscernable"
     assert pair.raison is not None and pair.raison.startswith("too few corrections in y")
@@ -107,16 +103,18 @@ def test_holm_judges_after_the_first_failure_at_its_level() -> None:
     assert by_pair[("b", "c")].verdict == "indiscernable"
     assert all(c.verdict == "a_devant" for k, c in by_pair.items() if k != ("b", "c"))
     # Six pairs; five separated at α/6 ... α/2; b-c judged at the last level, α/1.
+    # Six pairs; five separated at α/6 ... α/2; b-c judged at the last level, α/1: its
+    # interval is the one b and c alone would get.
     bc = by_pair[("b", "c")]
-    level_1 = stats.t.ppf(0.975, 1_000)  # α/1, about 1.96: b-c's half-width over its se
-    level_6 = stats.t.ppf(1 - 0.05 / 12, 1_000)
     assert bc.intervalle is not None and bc.difference is not None
     half = bc.intervalle[1] - bc.difference  # type: ignore[operator]
     (alone,) = comparaisons([("b", Echantillon.of(groups["b"])),
                              ("c", Echantillon.of(groups["c"]))], "net")
     assert half == pytest.approx(alone.intervalle[1] - alone.difference,  # type: ignore
                                  rel=1e-12)
-    assert level_1 < level_6
+    se = math.sqrt(statistics.variance(n[0] - n[1] - n[2] for n in groups["b"]) / 300
+                   + statistics.variance(n[0] - n[1] - n[2] for n in groups["c"]) / 300)
+    assert half == pytest.approx(stats.t.ppf((1 + NIVEAU_VERDICT) / 2, 597) * se, rel=1e-3)
 
 
 def tasks(rng: random.Random, names: Sequence[str], count: int, quality: dict[str, float]
@@ -148,7 +146,8 @@ def test_paired_comparisons_equal_the_recomputation_on_common_tasks(selon: str) 
         d = [(x.corrections - ra * x.evites) / ma - (y.corrections - rb * y.evites) / mb
              for x, y in zip(ta, tb, strict=True)]
         want = ra - rb
-    half = stats.t.ppf(0.975, len(d) - 1) * statistics.stdev(d) / math.sqrt(len(d))
+    half = stats.t.ppf((1 + NIVEAU_VERDICT) / 2, len(d) - 1) * statistics.stdev(d) / math.sqrt(
+        len(d))
     assert pair.taches == len(common) == 38
     assert pair.difference == pytest.approx(want, rel=1e-12)
     assert pair.intervalle == pytest.approx((want - half, want + half), rel=1e-9)

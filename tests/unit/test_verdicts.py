@@ -1,9 +1,11 @@
 """The classement's verdicts are wrong in at most 1 % of runs where presets truly differ
 (issue 19, "Done when"; ADR-0081): fixed-seed simulations of data shaped like the
-plugin's (``tests.simulation``), balanced and very unequal group sizes, paired tasks,
-both criteria, plausible and heavy tails; where there is no difference at all, any claim
-is a wrong one, and a 95 % verdict is allowed its 5 %. Deterministic; about half a
-minute. ``python -m tests.simulation.verdicts`` prints the ADR's whole table."""
+plugin's (``tests.simulation``), balanced, near-equal and very unequal group sizes, five
+presets or the two closest alone, paired tasks, both criteria, plausible and heavy tails;
+where there is no difference at all, any claim is a wrong one, and a 98 % family-wise
+verdict is allowed its 2 % (asserted with a Monte Carlo margin). The verdicts must also
+find true differences where the ADR says they do. Deterministic; about a minute.
+``python -m tests.simulation.verdicts`` prints the ADR's whole table."""
 
 from __future__ import annotations
 
@@ -12,9 +14,10 @@ import pytest
 from tests.simulation.verdicts import CELLS, NO_DIFFERENCE, Cell, measure
 
 RUNS = 1_000
-TARGET = [c for c in CELLS if c.tasks <= 100 and c.name != "300/300"]
-"""The issue's sizes (10/10, 30/30, 100/100, 15/300, 100/1,000 both ways) and the paired
-cells up to 100 tasks; 300/300 and 300 tasks are in the ADR's table only (slower)."""
+TARGET = [c for c in CELLS if c.tasks <= 100 and not c.name.startswith("300")]
+"""The issue's sizes (10/10, 30/30, 100/100, 15/300, 100/1,000 both ways, five presets
+and two), 50/100 and the paired cells up to 100 tasks; the 300-demande and 300-task
+cells are in the ADR's table only (slower)."""
 
 
 @pytest.mark.parametrize("shape", ["plausible", "heavy"])
@@ -26,23 +29,26 @@ def test_where_presets_differ_at_most_one_run_in_a_hundred_has_a_wrong_verdict(
         assert outcome[selon].wrong <= 0.01, (selon, outcome[selon])
 
 
-@pytest.mark.parametrize("cell", NO_DIFFERENCE[:4], ids=lambda c: c.name)
-def test_where_nothing_differs_a_claim_is_as_rare_as_a_95_percent_level_allows(
+@pytest.mark.parametrize("cell", NO_DIFFERENCE, ids=lambda c: c.name)
+def test_where_nothing_differs_a_claim_is_as_rare_as_a_98_percent_level_allows(
         cell: Cell) -> None:
-    outcome = measure("plausible", cell, 500)
+    outcome = measure("plausible", cell, 1_000)
     for selon in ("taux", "net"):
-        assert outcome[selon].wrong <= 0.05, (selon, outcome[selon])
+        assert outcome[selon].wrong <= 0.03, (selon, outcome[selon])
 
 
 def test_verdicts_find_true_differences_as_groups_grow_and_pairing_helps() -> None:
     # The power the ADR states: rare at 30 demandes, real at 100/1,000 on taux; pairing
-    # the tasks finds net differences that unpaired groups of the same size do not.
+    # the tasks finds net differences that unpaired groups of the same size do not; a
+    # floor that bound on near-equal sizes would halve the taux found at 300-304.
     by_name = {c.name: c for c in CELLS}
     small = measure("plausible", by_name["30/30"], 400)
     unequal = measure("plausible", by_name["100/1,000, new preset best"], 400)
     unpaired = measure("plausible", by_name["100/100"], 400)
     paired = measure("plausible", by_name["paired, 100 tasks"], 400)
+    near = measure("plausible", by_name["300-304, best preset smallest"], 400)
     assert small["taux"].found < 0.02 < 0.2 < unequal["taux"].found
-    assert paired["net"].found > 4 * unpaired["net"].found
+    assert unpaired["taux"].found > 0.02 and near["taux"].found > 0.18
+    assert paired["net"].found > 0.04 and paired["net"].found > 4 * unpaired["net"].found
     # Ranking by taux names the truly best preset first far more often than by net.
     assert unpaired["taux"].rank_one > unpaired["net"].rank_one + 0.2
