@@ -176,7 +176,9 @@ class JournalFollower:
                 return None
             empreinte = fingerprint(f, start + end)
         lines, malformees = [], 0
-        for raw in chunk[:end].splitlines():
+        # A record ends at "\n" only (JSON lines): splitlines() would also cut at a bare
+        # "\r", which JSON allows between tokens; a "\r\n" ending is whitespace to it.
+        for raw in chunk[:end - 1].split(b"\n"):
             if not raw.strip():
                 continue
             line = parse_line(raw)
