@@ -25,6 +25,7 @@ from miam_economies.api.extras import MissingExtra
 from miam_economies.api.service.settings import (
     DEFAULT_DATA,
     Settings,
+    not_a_zone,
 )
 from miam_economies.api.store.backends import Database
 
@@ -102,8 +103,7 @@ def _check_zone(fuseau: str) -> None:
     try:
         ZoneInfo(fuseau)
     except (ZoneInfoNotFoundError, ValueError):
-        raise click.BadParameter(f"{fuseau!r} is not an IANA time zone (such as "
-                                 "Europe/Paris)", param_hint="--fuseau") from None
+        raise click.BadParameter(not_a_zone(fuseau), param_hint="--fuseau") from None
 
 
 def _store_settings(data: Path, database_url: str | None) -> Settings:
