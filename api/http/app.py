@@ -20,6 +20,7 @@ from starlette.routing import BaseRoute, Route, request_response
 
 from miam_economies.api.http.auth import BearerAuth
 from miam_economies.api.http.errors import EXCEPTION_HANDLERS
+from miam_economies.api.http.framing import FramingGuard
 from miam_economies.api.http.headers import HeaderCap
 from miam_economies.api.http.metrics import METRICS_STATE, Metrics
 from miam_economies.api.http.observer import RequestObserver
@@ -46,10 +47,10 @@ by ``body.read_capped`` with the contract's JSON 413 (ecosystem review, §3 D)."
 
 def _route(path: str, handler: Any, method: str, middleware: Sequence[Middleware], *,
            max_body_size: int | None = None) -> Route:
-    # The endpoint is an ASGI app carrying our error policy and observation, so the route
-    # behaves the same in a host app that knows neither.
-    endpoint = RequestObserver(
-        ExceptionMiddleware(request_response(handler), handlers=EXCEPTION_HANDLERS), path)
+    # The endpoint is an ASGI app carrying our error policy, observation and framing check
+    # (api.http.framing), so the route behaves the same in a host app that knows none.
+    endpoint = RequestObserver(FramingGuard(
+        ExceptionMiddleware(request_response(handler), handlers=EXCEPTION_HANDLERS)), path)
     return Route(path, endpoint, methods=[method], middleware=middleware,
                  max_body_size=max_body_size)
 
