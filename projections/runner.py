@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from zoneinfo import ZoneInfo
 
-from eventsourcing.persistence import IntegrityError
+from eventsourcing.persistence import IntegrityError, OperationalError
 
 from miam_economies.domain.formulas import FORMULES
 from miam_economies.projections.journal import JournalFollower
@@ -139,6 +139,19 @@ class CatchUpRunner:
             if page == 0 and lines == 0:
                 return folded
             folded += page
+
+    def catch_up_unless_locked(self) -> bool:
+        """``catch_up``, unless a database stays locked past its lock timeout (another
+        process holding the view's write lock: a long replay page, a stuck transaction):
+        then stop there and return False, so that a reader shows the snapshot as it
+        stands, marked as not caught up, rather than fail (issue 21.3; ADR-0104); the
+        reader says so. Returns True once caught up. Raises any other
+        ``PersistenceError``."""
+        try:
+            self.catch_up()
+        except OperationalError:
+            return False
+        return True
 
     def start(self) -> None:
         """Start following the log in a daemon thread."""

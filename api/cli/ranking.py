@@ -18,6 +18,7 @@ from miam_economies.api.cli.main import (
     data_option,
     fuseau_option,
     journal_option,
+    lock_timeout_option,
     main,
 )
 from miam_economies.api.service.reading import read_classement
@@ -35,8 +36,10 @@ from miam_economies.projections.view import ProjectionMismatch
 @click.option("--min", "minimum", type=click.IntRange(min=1), default=DEFAULT_MIN,
               show_default=True, help="Demandes a group needs to be ranked.")
 @click.option("--json", "as_json", is_flag=True, help="Print the API's JSON document.")
+@lock_timeout_option
 def classement(data: Path, database_url: str | None, fuseau: str | None,
-               journal: Path | None, par: str, minimum: int, as_json: bool) -> None:
+               journal: Path | None, par: str, minimum: int, as_json: bool,
+               lock_timeout: int) -> None:
     """Rank the groups of --par by net per demande, with 95 % intervals, after folding
     whatever is pending (SPEC, "Ranking presets: the classement"; ADR-0072).
 
@@ -53,7 +56,8 @@ def classement(data: Path, database_url: str | None, fuseau: str | None,
                    "(pass --data or set MIAM_ECONOMIES_DATA)", err=True)
     try:
         result = read_classement(data, par=par, minimum=minimum, fuseau=fuseau,
-                                 journal=journal, database_url=database_url)
+                                 journal=journal, database_url=database_url,
+                                 lock_timeout=lock_timeout)
     except (ProjectionMismatch, ZoneInfoNotFoundError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
     if as_json:
