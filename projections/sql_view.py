@@ -24,6 +24,7 @@ from typing import Any
 from eventsourcing.persistence import IntegrityError, Tracking
 
 from miam_economies.projections.delta import PageDelta
+from miam_economies.projections.journal import DATA_JOURNAL
 from miam_economies.projections.sql_groups import SqlGroups
 from miam_economies.projections.sql_schema import TABLES, Cursor
 from miam_economies.projections.view import (
@@ -32,6 +33,13 @@ from miam_economies.projections.view import (
     ProjectionMismatch,
     ProjectionSettings,
 )
+
+_JOURNAL_COLUMNS = {
+    "journal_suivi": "position, fichier, empreinte, lignes, malformees, sans_demande",
+    "journal_demandes": "demande_id",
+    "journal_valeurs": "demande_id, champ, valeur",
+}
+"""The journal tables, and their columns after ``chemin`` (the journal's key)."""
 
 
 class SqlBilanView(SqlGroups, BilanView):
@@ -228,11 +236,33 @@ class SqlBilanView(SqlGroups, BilanView):
         assert recorded is not None
         return recorded
 
-    def move_default_journal(self, old: str, new: str) -> None:
-        """See ``BilanView.move_default_journal``."""
+    def adopt_data_journal(self, old: str) -> None:
+        """See ``BilanView.adopt_data_journal``."""
+        new = DATA_JOURNAL
         with self._write() as c:
+            c.execute("SELECT projection, journal_explicite FROM bilan_state "
+                      "WHERE journal = ?", (old,))
+            joined = c.fetchall()
+            moving = [name for name, explicit in joined if not explicit]
+            if not moving:
+                return  # another process adopted it first
             c.execute("UPDATE bilan_state SET journal = ? WHERE journal = ? "
-                      "AND NOT journal_explicite AND evenements = 0", (new, old))
+                      "AND NOT journal_explicite", (new, old))
+            c.execute("SELECT 1 FROM journal_suivi WHERE chemin = ?", (new,))
+            rebuild = c.fetchone() is not None
+            if not rebuild:
+                # The rows describe the data directory's journal as it was read: under the
+                # new key the follower goes on from there (or, for another file, reads it
+                # again, each demande joined once), and the groups stay as they are.
+                for table, columns in _JOURNAL_COLUMNS.items():
+                    c.execute(f"INSERT INTO {table} SELECT CAST(? AS TEXT), {columns} "
+                              f"FROM {table} WHERE chemin = ?", (new, old))
+                if len(moving) == len(joined):  # no explicit journal left on old
+                    for table in _JOURNAL_COLUMNS:
+                        c.execute(f"DELETE FROM {table} WHERE chemin = ?", (old,))
+        if rebuild:
+            for name in moving:
+                self.rebuild_groups(name)
 
     def settings_of(self, name: str) -> ProjectionSettings | None:
         """See ``BilanView.settings_of``."""

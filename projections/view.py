@@ -40,8 +40,10 @@ class JournalLine:
 @dataclass(frozen=True)
 class ProjectionSettings:
     """What a projection's figures depend on besides the events: ``fuseau`` (IANA zone the
-    days are cut in) and ``journal`` (the journal file's absolute path), each with whether
-    someone chose it explicitly (ADR-0008), and the ``formule`` it folds with (ADR-0009)."""
+    days are cut in) and ``journal`` (the journal file's absolute path when named
+    explicitly, else ``journal.DATA_JOURNAL``: the data directory's, ADR-0103), each with
+    whether someone chose it explicitly (ADR-0008), and the ``formule`` it folds with
+    (ADR-0009)."""
 
     fuseau: str
     journal: str
@@ -178,10 +180,12 @@ class BilanView(TrackingRecorder, ABC):
         ``expected`` (None: none yet); return whether it switched (ADR-0009)."""
 
     @abstractmethod
-    def move_default_journal(self, old: str, new: str) -> None:
-        """Join the projections recorded with the default journal ``old`` (not an explicit
-        one) and no event folded yet with ``new`` instead: the data directory's journal
-        now, for a directory moved or a view being rebuilt."""
+    def adopt_data_journal(self, old: str) -> None:
+        """Join the projections that recorded the data directory's journal by its
+        absolute path ``old`` (an earlier release's record, not an explicit journal) with
+        ``journal.DATA_JOURNAL`` instead, whatever they folded: their journal rows move to
+        that key, or, when it has rows already, their groups are computed again from it
+        (ADR-0103)."""
 
     @abstractmethod
     def settings_of(self, name: str) -> ProjectionSettings | None:
