@@ -63,7 +63,8 @@ class BilanSnapshot:
     ``en_attente``: pilotages and corrections of which some demande has no delegation yet;
     ``fuseau``: the zone the days are cut in (None before the projection is opened once);
     ``par``/``groupes``: the breakdown asked, if any; ``anomalies`` (client -> kind ->
-    events) and ``conflits`` (client -> differing re-sent versions).
+    events) and ``conflits`` (client -> differing re-sent versions); ``identite``: the
+    identity of the store's event at ``position`` recorded with it (ADR-0105).
     """
 
     formule: str
@@ -76,16 +77,21 @@ class BilanSnapshot:
     groupes: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None
     anomalies: Mapping[str, Mapping[str, int]] | None = None
     conflits: Mapping[str, int] | None = None
+    identite: str | None = None
 
-    def as_dict(self, tete: int, stockes: int, genere_le: str) -> dict[str, Any]:
+    def as_dict(self, tete: int, stockes: int, genere_le: str,
+                meme_source: bool | None = True) -> dict[str, Any]:
         """The bilan's wire shape (SPEC, "Interfaces"): ``economies`` (clients sorted by
         name), ``total``, ``formule``, ``position``, ``provenance``, ``conservation``, and
         ``par``/``groupes`` for a breakdown.
 
         ``tete``: the store's last notification id when read; ``stockes``: events in the
         store up to ``position``, counted by the store (so a page folded twice shows as
-        ``comptes`` > ``stockes``); ``genere_le``: when, ISO 8601. No events gives an empty
-        ``economies`` and zero totals.
+        ``comptes`` > ``stockes``); ``genere_le``: when, ISO 8601; ``meme_source``:
+        whether the store's event at ``position`` is the one the projection folded there
+        (``identite``; None when not known), so that a store replaced by another of the
+        same length shows (ADR-0105). No events gives an empty ``economies`` and zero
+        totals.
         """
         anomalies = self.anomalies or {}
         conflits = self.conflits or {}
@@ -117,6 +123,7 @@ class BilanSnapshot:
                 "stockes": stockes,
                 "comptes": sum(f.evenements for f in self.clients.values()),
                 "en_attente": self.en_attente,
+                "meme_source": meme_source,
             },
         }
         if self.par is not None:
@@ -136,7 +143,9 @@ class BilanView(TrackingRecorder, ABC):
       only if the position still is ``previous`` (the one the page was read after);
       otherwise another runner folded some of these events first, and it raises
       ``eventsourcing.persistence.IntegrityError`` changing nothing (ADR-0007).
-      ``previous=None`` is for a page of one event, where a monotonic check suffices. A
+      ``previous=None`` is for a page of one event, where a monotonic check suffices.
+      ``identite``: the identity of the store's event at the new position (``source``
+      reads it back; None: not known), recorded in the same transaction (ADR-0105). A
       ``delta.zone`` other than the projection's raises ``ProjectionMismatch``. With
       ``groupes=False`` the journal-field groups are left as they are, unless the
       projection serves the bilan (then they are folded all the same): a replay folds
@@ -158,8 +167,14 @@ class BilanView(TrackingRecorder, ABC):
 
     @abstractmethod
     def fold(self, tracking: Tracking, delta: PageDelta, previous: int | None,
-             groupes: bool = True) -> None:
-        """Add one page's deltas and move its tracking position, atomically."""
+             groupes: bool = True, identite: str | None = None) -> None:
+        """Add one page's deltas and move its tracking position, atomically, recording
+        ``identite`` as the identity of the store's event at the new position."""
+
+    @abstractmethod
+    def source(self, name: str) -> tuple[int, str | None]:
+        """Projection ``name``'s position and the identity of the store's event there as
+        recorded with it (None when not known), in one read (ADR-0105)."""
 
     @abstractmethod
     def rebuild_groups(self, name: str) -> None:
@@ -224,7 +239,8 @@ class BilanView(TrackingRecorder, ABC):
         (ADR-0073)."""
 
     @abstractmethod
-    def reset(self, name: str) -> None:
-        """Delete projection ``name``'s figures, groups and tracking position (a runner
-        still folding it starts again from 0: its next compare-and-set fails); keep its
-        settings."""
+    def reset(self, name: str, previous: int | None = None) -> None:
+        """Delete projection ``name``'s figures, groups, tracking position and recorded
+        identity (a runner still folding it starts again from 0: its next compare-and-set
+        fails); keep its settings. With ``previous``, only if the position still is
+        ``previous``, else raise ``IntegrityError`` changing nothing."""

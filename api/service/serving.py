@@ -12,7 +12,7 @@ from __future__ import annotations
 import gc
 import logging
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import replace
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -24,7 +24,7 @@ from miam_economies.api.store.application import EventStore
 from miam_economies.domain.formulas import FORMULES, V1
 from miam_economies.projections.journal import DATA_JOURNAL, JournalFollower, journal_file
 from miam_economies.projections.projection import BilanProjection, projection_name
-from miam_economies.projections.runner import CatchUpRunner
+from miam_economies.projections.runner import CatchUpRunner, rebuild, same_source
 from miam_economies.projections.view import BilanView, ProjectionMismatch, ProjectionSettings
 
 log = logging.getLogger(__name__)
@@ -79,8 +79,7 @@ def build_projection(store: EventStore, view: BilanView, name: str,
     """
     settings = view.settings_of(name)
     assert settings is not None, f"no settings recorded for {name}"
-    if (view.max_tracking_id(name) or 0) > store.head():
-        view.reset(name)  # built on another store: start again
+    # Built on another store: its first page starts it again (CatchUpRunner.fold_page).
     projection = BilanProjection(view, ZoneInfo(settings.fuseau), FORMULES[settings.formule])
     # The journal-field groups are computed once at the end, in one aggregation, rather
     # than joined page by page (the view still folds them if this projection serves).
@@ -158,11 +157,13 @@ def open_active(view: BilanView, store: EventStore,
         view.activate(target, expected=active)
         active = view.active() or target
         current = view.settings_of(active) or current
-    if (view.max_tracking_id(active) or 0) > store.head():
-        # The view outlived its store (the store file was replaced or deleted): its
-        # figures describe events that are not there. It is derived data: rebuild it.
-        log.warning("projection %s is past the store's head: rebuilding it", active)
-        view.reset(active)
+    # The view may have outlived its store (a backup restored, another machine's store,
+    # the file deleted): its figures then describe events that are not there, whatever
+    # the store's length. It is derived data: rebuild it (ADR-0105).
+    position, identite = view.source(active)
+    if position and not same_source(store, position, identite):
+        with suppress(IntegrityError):  # another process saw it first and rebuilds it
+            rebuild(view, active, position)
     return current
 
 
