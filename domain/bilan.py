@@ -112,14 +112,16 @@ def _(evenement: Correction, formule: Formule) -> Figures:
 
 
 def parts_pilotage(cout: int, demande_ids: Sequence[str]) -> list[tuple[str, int]]:
-    """Split one pilotage's ``cout`` (tokens) evenly over its ``demande_ids``, in integers.
+    """Split one pilotage's ``cout`` (tokens) evenly over its distinct ``demande_ids``, in
+    integers.
 
-    Each demande gets ``cout // n``; the ``cout % n`` remaining tokens go one each to the
-    first demandes in sorted order, so the parts sum to ``cout`` exactly and do not depend
-    on the order of the list (ADR-0006). A demande listed twice gets two parts.
-    Returns ``[(demande_id, tokens), ...]`` in sorted order.
+    A pilotage covers each demande it lists once, however many times it is listed
+    (ADR-0101, amending ADR-0006): with ``n`` distinct demandes, each gets ``cout // n``;
+    the ``cout % n`` remaining tokens go one each to the first demandes in sorted order,
+    so the parts sum to ``cout`` exactly and do not depend on the order of the list.
+    Returns ``[(demande_id, tokens), ...]``, one per distinct demande, in sorted order.
     """
-    ordered = sorted(demande_ids)
+    ordered = sorted(set(demande_ids))
     base, remainder = divmod(cout, len(ordered))
     return [(d, base + (1 if i < remainder else 0)) for i, d in enumerate(ordered)]
 

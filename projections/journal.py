@@ -27,6 +27,19 @@ from miam_economies.projections.view import BilanView, JournalLine
 
 log = logging.getLogger(__name__)
 
+DATA_JOURNAL = "delegations.jsonl"
+"""How a projection records the journal nobody named: the data directory's
+``delegations.jsonl``, wherever the directory is now (moved, copied, reached by another
+path). Relative, so it never names another directory's file (issue 21.2; ADR-0103); a
+journal named explicitly is recorded by its absolute path."""
+
+
+def journal_file(recorded: str, data: Path) -> Path:
+    """The file a projection's recorded journal names: ``data/delegations.jsonl`` for
+    ``DATA_JOURNAL``, else the absolute path recorded."""
+    return data / DATA_JOURNAL if recorded == DATA_JOURNAL else Path(recorded)
+
+
 READ_LIMIT = 4 * 1024 * 1024
 """Bytes read from the journal per step (bounds memory on a large backlog)."""
 
@@ -79,18 +92,24 @@ def parse_line(raw: bytes) -> JournalLine | None:
 class JournalFollower:
     """Joins the lines appended to ``path`` since the last call (see module docstring).
 
-    ``view``: where the lines and the offset (bytes) go; the journal's absolute path is
-    its key there. The file's identity (device and inode) and a fingerprint of what was
-    read are kept beside the offset, so a rotated journal is read from its start even when
-    it is already longer than the old one (see the module). An unreadable journal never
-    stops the events: ``follow`` logs it, keeps it in ``last_error`` and retries on the
-    next call.
+    ``view``: where the lines and the offset (bytes) go, under ``key``: the journal as
+    the projection records it (``DATA_JOURNAL`` for the data directory's; by default the
+    file's absolute path). The file's identity (device and inode) and a fingerprint of
+    what was read are kept beside the offset, so a rotated journal is read from its start
+    even when it is already longer than the old one (see the module); a moved or copied
+    data directory's journal is another file, read from its start too, its demandes
+    joined once (the first line wins). An unreadable journal never stops the events:
+    ``follow`` logs it, keeps it in ``last_error`` and retries on the next call. A
+    missing journal is no error (MIAM may not have written it yet), unless it was named
+    explicitly (``explicit``): then it is reported as unreadable (ADR-0103).
     """
 
-    def __init__(self, view: BilanView, path: Path):
+    def __init__(self, view: BilanView, path: Path, key: str | None = None,
+                 explicit: bool = False):
         self.view = view
         self.path = path
-        self.key = str(path.resolve())
+        self.key = key if key is not None else str(path.resolve())
+        self.explicit = explicit
         self.last_error: str | None = None
 
     def _where(self) -> tuple[int, int, str]:
@@ -125,9 +144,16 @@ class JournalFollower:
         journal cannot be read."""
         state = self.view.journal_state(self.key)
         counts = {k: state[k] for k in ("lignes", "malformees", "sans_demande")}
-        if self.last_error is not None:
-            counts["erreur"] = self.last_error
+        erreur = self.last_error
+        if erreur is None and self.explicit and not self.path.exists():
+            erreur = self._missing()  # read as it stands: nobody followed it yet
+        if erreur is not None:
+            counts["erreur"] = erreur
         return counts
+
+    def _missing(self) -> str:
+        return (f"FileNotFoundError: the journal named explicitly, {self.path}, does not "
+                "exist")
 
     def follow(self) -> int:
         """Join what was appended; return the lines read (0 when nothing new).
@@ -139,7 +165,13 @@ class JournalFollower:
         try:
             where = self._read()
         except FileNotFoundError:
-            self.last_error = None
+            if not self.explicit:
+                self.last_error = None
+                return 0
+            if self.last_error is None:
+                log.warning("journal %s (named explicitly) does not exist: demandes are "
+                            "not joined with it", self.path)
+            self.last_error = self._missing()
             return 0
         except OSError as exc:
             if self.last_error is None:
@@ -176,7 +208,9 @@ class JournalFollower:
                 return None
             empreinte = fingerprint(f, start + end)
         lines, malformees = [], 0
-        for raw in chunk[:end].splitlines():
+        # A record ends at "\n" only (JSON lines): splitlines() would also cut at a bare
+        # "\r", which JSON allows between tokens; a "\r\n" ending is whitespace to it.
+        for raw in chunk[:end - 1].split(b"\n"):
             if not raw.strip():
                 continue
             line = parse_line(raw)

@@ -14,6 +14,9 @@ own parts:
   the arbiter between runners (ADR-0007): the second runner's ``UPDATE ... WHERE
   notification_id = previous`` matches nothing once the first has committed.
 * Reads run in one REPEATABLE READ, READ ONLY transaction: one snapshot, as SQLite's.
+* Every lock a view transaction waits for (the advisory lock, a table lock) is waited for
+  at most the datastore's lock timeout, as SQLite's busy timeout bounds its view
+  (ADR-0104).
 * The schema version lives in ``bilan_schema`` (SQLite has ``PRAGMA user_version``).
 """
 
@@ -34,7 +37,7 @@ from miam_economies.projections.sql_schema import REBUILT_ON_UPGRADE, view_table
 from miam_economies.projections.sql_view import SqlBilanView
 from miam_economies.projections.view import ProjectionMismatch
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 """Version of the view's tables, in ``bilan_schema`` (the SQLite view's numbering): older
 tables are dropped and the projections rebuilt from the store, as on SQLite."""
 
@@ -109,6 +112,11 @@ class PostgresBilanView(PostgresTrackingRecorder, SqlBilanView):
                 if attempt == 4:
                     raise
                 time.sleep(0.1 * (attempt + 1))
+        with self._read() as c:
+            c.execute("SELECT version FROM bilan_schema WHERE cle = 'bilan'", ())
+            row = c.fetchone()
+        if row is not None and row[0] == SCHEMA_VERSION:
+            return  # nothing to migrate: no write, so no lock to wait for (ADR-0104)
         with self._write() as c:  # the advisory lock: one process migrates
             c.execute("INSERT INTO bilan_schema VALUES ('bilan', ?) ON CONFLICT DO NOTHING",
                       (SCHEMA_VERSION,))
@@ -128,10 +136,17 @@ class PostgresBilanView(PostgresTrackingRecorder, SqlBilanView):
                 f"the projection tables have schema {version}, newer than this release's "
                 f"{SCHEMA_VERSION}: upgrade miam-economies")
 
+    def _lock_timeout(self) -> str:
+        # Every lock a view transaction waits for (the advisory lock above all) is waited
+        # for at most the datastore's lock timeout, as SQLite's busy timeout bounds its
+        # view: past it the statement fails, and a reader shows what it can (ADR-0104).
+        return f"SET LOCAL lock_timeout = '{int(self.datastore.lock_timeout or 0) * 1000}ms'"
+
     @contextmanager
     def _write(self) -> Iterator[_QmarkCursor]:
         with self.datastore.get_connection() as conn, conn.transaction(), \
                 conn.cursor(row_factory=tuple_row) as cursor:
+            cursor.execute(self._lock_timeout())
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
             yield _QmarkCursor(cursor)
 
@@ -139,5 +154,7 @@ class PostgresBilanView(PostgresTrackingRecorder, SqlBilanView):
     def _read(self) -> Iterator[_QmarkCursor]:
         with self.datastore.get_connection() as conn, conn.transaction(), \
                 conn.cursor(row_factory=tuple_row) as cursor:
-            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            # One round trip: statements without parameters may share it.
+            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY; "
+                           + self._lock_timeout())
             yield _QmarkCursor(cursor)

@@ -73,12 +73,14 @@ class BilanProjection(Projection[BilanView]):
         shared from page to page)."""
         return PageDelta(self.formule, self.zone, jours_of=self._jours)
 
-    def commit(self, delta: PageDelta, last_id: int, previous: int | None) -> None:
+    def commit(self, delta: PageDelta, last_id: int, previous: int | None,
+               identite: str | None = None) -> None:
         """Add ``delta``, the fold of the events after position ``previous`` up to
-        ``last_id``, to the view and move the position there, in one transaction.
+        ``last_id``, to the view and move the position there, with ``identite``, the
+        identity of the store's event at ``last_id`` (ADR-0105), in one transaction.
         Raises as ``process_page``."""
         self.view.fold(Tracking(self.tracking_name, last_id), delta, previous,
-                       self.groupes)
+                       self.groupes, identite)
 
     def snapshot(self, par: str | None = None, depuis: str | None = None,
                  jusqu_au: str | None = None) -> BilanSnapshot:
@@ -90,3 +92,8 @@ class BilanProjection(Projection[BilanView]):
     def position(self) -> int:
         """Last notification id folded in by this projection (0 before any)."""
         return self.view.max_tracking_id(self.tracking_name) or 0
+
+    def source(self) -> tuple[int, str | None]:
+        """This projection's position and the identity of the store's event there, as
+        recorded with it (``BilanView.source``)."""
+        return self.view.source(self.tracking_name)

@@ -17,14 +17,36 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from zoneinfo import ZoneInfo
 
-from eventsourcing.persistence import IntegrityError
+from eventsourcing.persistence import IntegrityError, OperationalError
 
 from miam_economies.domain.formulas import FORMULES
 from miam_economies.projections.journal import JournalFollower
 from miam_economies.projections.projection import BilanProjection
 from miam_economies.projections.source import EventSource
+from miam_economies.projections.view import BilanView
 
 log = logging.getLogger(__name__)
+
+
+def same_source(source: EventSource, position: int, identite: str | None) -> bool:
+    """Whether a projection at ``position`` (> 0), with ``identite`` recorded there, was
+    folded from ``source``: the store's event at ``position`` has that identity (ADR-0105).
+    Without a recorded identity, whether the store reaches ``position`` at all. Raises the
+    store's ``PersistenceError``."""
+    found = source.identity(position)
+    return found is not None and (identite is None or found == identite)
+
+
+def rebuild(view: BilanView, name: str, position: int) -> None:
+    """Start projection ``name`` of ``view``, found at ``position`` folded from another
+    store (or from a store since replaced), again from the first event of this one, saying
+    so (a warning: a command prints it). Raises ``IntegrityError`` when another runner
+    moved the position meanwhile (it saw the same and rebuilds), and the view's
+    ``PersistenceError``."""
+    log.warning("projection %s was folded from another store (the event at its position "
+                "%d is not the one it folded there): rebuilding it from this store",
+                name, position)
+    view.reset(name, previous=position)
 
 
 class CatchUpRunner:
@@ -83,7 +105,11 @@ class CatchUpRunner:
         another runner folded the page first).
         """
         projection = self.projection  # one projection per page, even across a switch
-        position = last = projection.position()
+        position, identite = projection.source()
+        if position and not same_source(self.source, position, identite):
+            rebuild(projection.view, projection.tracking_name, position)
+            position = 0
+        last = position
         delta = projection.new_delta()
         folded = 0
         while folded < self.page_size:
@@ -97,7 +123,8 @@ class CatchUpRunner:
             if len(read) < wanted:
                 break  # the store's head, for now
         if folded:
-            projection.commit(delta, last, previous=position)
+            projection.commit(delta, last, previous=position,
+                              identite=self.source.identity(last))
         return folded
 
     def follow_switch(self) -> bool:
@@ -139,6 +166,19 @@ class CatchUpRunner:
             if page == 0 and lines == 0:
                 return folded
             folded += page
+
+    def catch_up_unless_locked(self) -> bool:
+        """``catch_up``, unless a database stays locked past its lock timeout (another
+        process holding the view's write lock: a long replay page, a stuck transaction):
+        then stop there and return False, so that a reader shows the snapshot as it
+        stands, marked as not caught up, rather than fail (issue 21.3; ADR-0104); the
+        reader says so. Returns True once caught up. Raises any other
+        ``PersistenceError``."""
+        try:
+            self.catch_up()
+        except OperationalError:
+            return False
+        return True
 
     def start(self) -> None:
         """Start following the log in a daemon thread."""

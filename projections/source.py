@@ -23,3 +23,10 @@ class EventSource(Protocol):
         ``Correction``, or a ``Conflit`` (a differing re-sent version). Empty past the
         last one. Raises the store's ``PersistenceError``."""
         ...
+
+    def identity(self, notification_id: int) -> str | None:
+        """The identity of the event at ``notification_id`` (None when there is none): a
+        projection records it with its position, and a store replaced by another one,
+        however long, gives another identity there (ADR-0105). Raises the store's
+        ``PersistenceError``."""
+        ...

@@ -53,6 +53,8 @@ class SqlReads:
             c.execute("SELECT evenements, fuseau, journal FROM bilan_state "
                       "WHERE projection = ?", (name,))
             evenements, fuseau, journal = c.fetchone() or (0, None, None)
+            c.execute("SELECT identite FROM bilan_sources WHERE projection = ?", (name,))
+            identite = (c.fetchone() or (None,))[0]
             c.execute(f"SELECT client, {FIGURES}, evenements, conflits FROM bilan_clients "
                       "WHERE projection = ?", (name,))
             rows = c.fetchall()
@@ -69,7 +71,7 @@ class SqlReads:
             groupes = None if par is None else self._groupes(
                 c, name, par, depuis, jusqu_au, clients)
         return BilanSnapshot(formule, position, evenements, clients, en_attente, fuseau,
-                             par, groupes, anomalies, conflits)
+                             par, groupes, anomalies, conflits, identite)
 
     def _groupes(self, c: Cursor, name: str, par: str, depuis: str | None,
                  jusqu_au: str | None,

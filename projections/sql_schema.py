@@ -21,7 +21,7 @@ TOKEN_LIMIT = 2**62
 below it: SQLite keeps such a sum as decimal text (ADR-0051)."""
 TABLES = ("bilan_clients", "bilan_state", "bilan_jours", "bilan_modeles", "bilan_demandes",
           "bilan_outils", "bilan_liens", "bilan_groupes", "bilan_echantillons",
-          "bilan_anomalies")
+          "bilan_anomalies", "bilan_sources")
 """The tables keyed by projection."""
 JOURNAL_TABLES = ("journal_valeurs", "journal_demandes", "journal_suivi")
 """The tables keyed by journal file."""
@@ -58,6 +58,11 @@ def view_tables(text: str, integer: str, tokens: str, boolean: str,
         f"evenements {i} NOT NULL, fuseau {t} NOT NULL, "
         f"fuseau_explicite {b} NOT NULL, journal {t} NOT NULL, "
         f"journal_explicite {b} NOT NULL, formule {t} NOT NULL){w}",
+        # The identity of the store's event at each projection's tracking position,
+        # written with it (NULL: not known, as after a page of one event): a store
+        # replaced by another one gives another identity there (ADR-0105).
+        f"CREATE TABLE IF NOT EXISTS bilan_sources (projection {t} PRIMARY KEY, "
+        f"identite {t}){w}",
         # Which projection serves: one row, switched in one statement (ADR-0009).
         f"CREATE TABLE IF NOT EXISTS bilan_actif (cle {t} PRIMARY KEY, "
         f"projection {t} NOT NULL){w}",

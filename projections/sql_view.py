@@ -1,6 +1,7 @@
 """``BilanView`` in SQL, shared by the SQLite and PostgreSQL views (ADR-0004, ADR-0031):
-the writes (a page's fold, the journal's join) and the control of projections (settings,
-activation, reset); the journal-field groups are ``sql_groups``', the reads
+the writes of a page's fold (with the identity of the store's event at its position,
+ADR-0105) and the control of projections (settings, activation, reset); the journal's
+writes are ``sql_journal``'s, the journal-field groups ``sql_groups``', the reads
 ``sql_reads``', the tables ``sql_schema``'s.
 
 Writes start with the tracking (or journal offset) row: it is the arbiter between
@@ -17,24 +18,22 @@ table's name, the column types of ``view_tables`` and the one query it plans dif
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
 from eventsourcing.persistence import IntegrityError, Tracking
 
 from miam_economies.projections.delta import PageDelta
-from miam_economies.projections.sql_groups import SqlGroups
+from miam_economies.projections.sql_journal import SqlJournal
 from miam_economies.projections.sql_schema import TABLES, Cursor
 from miam_economies.projections.view import (
     BilanView,
-    JournalLine,
     ProjectionMismatch,
     ProjectionSettings,
 )
 
 
-class SqlBilanView(SqlGroups, BilanView):
+class SqlBilanView(SqlJournal, BilanView):
     """``BilanView`` in SQL (see ``BilanView``); a backend subclass mixes it with its
     library tracking recorder and gives ``_write``, ``_read``, ``tracking_table`` and
     ``EN_ATTENTE``."""
@@ -48,13 +47,15 @@ class SqlBilanView(SqlGroups, BilanView):
         """The library's monotonic tracking upsert (a page of one event)."""
 
     def fold(self, tracking: Tracking, delta: PageDelta, previous: int | None,
-             groupes: bool = True) -> None:
+             groupes: bool = True, identite: str | None = None) -> None:
         """See ``BilanView.fold``. Rows are written in primary-key order: each upsert then
         lands next to the previous one in the table's B-tree (ADR-0062)."""
         name = tracking.application_name
         tk = self.tokens
         with self._write() as c:
             self._advance(c, tracking, previous)
+            c.execute("INSERT INTO bilan_sources VALUES (?, ?) ON CONFLICT (projection) "
+                      "DO UPDATE SET identite = excluded.identite", (name, identite))
             c.execute("UPDATE bilan_state SET evenements = evenements + ? "
                       "WHERE projection = ? RETURNING fuseau, journal",
                       (delta.evenements, name))
@@ -185,38 +186,6 @@ class SqlBilanView(SqlGroups, BilanView):
         raise IntegrityError(
             f"{tracking.application_name}: position moved past {previous} meanwhile")
 
-    def fold_journal(self, chemin: str, previous: int, offset: int, fichier: str,
-                     empreinte: str, lines: Sequence[JournalLine], malformees: int) -> None:
-        """See ``BilanView.fold_journal``."""
-        with self._write() as c:
-            sans_demande = sum(1 for line in lines if not line.demande_id)
-            counts = (len(lines) - sans_demande, malformees, sans_demande)
-            c.execute(
-                "UPDATE journal_suivi SET position = ?, fichier = ?, empreinte = ?, "
-                "lignes = lignes + ?, malformees = malformees + ?, "
-                "sans_demande = sans_demande + ? "
-                "WHERE chemin = ? AND position = ? RETURNING position",
-                (offset, fichier, empreinte, *counts, chemin, previous),
-            )
-            if c.fetchone() is None:
-                if previous != 0:
-                    raise IntegrityError(f"journal {chemin}: offset moved past {previous}")
-                c.execute("INSERT INTO journal_suivi (chemin, position, fichier, empreinte, "
-                          "lignes, malformees, sans_demande) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                          (chemin, offset, fichier, empreinte, *counts))
-            new: dict[str, JournalLine] = {}
-            for line in lines:
-                if line.demande_id and line.demande_id not in new:
-                    c.execute("INSERT INTO journal_demandes VALUES (?, ?) "
-                              "ON CONFLICT DO NOTHING RETURNING demande_id",
-                              (chemin, line.demande_id))
-                    if c.fetchone() is not None:  # the first line of a demande wins
-                        new[line.demande_id] = line
-            c.executemany("INSERT INTO journal_valeurs VALUES (?, ?, ?, ?)",
-                          [(chemin, line.demande_id, champ, valeur) for line in new.values()
-                           for champ, valeur in line.valeurs.items()])
-            self._join_groups(c, chemin, new)
-
     def record_settings(self, name: str, wanted: ProjectionSettings) -> ProjectionSettings:
         """See ``BilanView.record_settings``."""
         with self._write() as c:
@@ -227,12 +196,6 @@ class SqlBilanView(SqlGroups, BilanView):
             recorded = self._settings(c, name)
         assert recorded is not None
         return recorded
-
-    def move_default_journal(self, old: str, new: str) -> None:
-        """See ``BilanView.move_default_journal``."""
-        with self._write() as c:
-            c.execute("UPDATE bilan_state SET journal = ? WHERE journal = ? "
-                      "AND NOT journal_explicite AND evenements = 0", (new, old))
 
     def settings_of(self, name: str) -> ProjectionSettings | None:
         """See ``BilanView.settings_of``."""
@@ -269,11 +232,24 @@ class SqlBilanView(SqlGroups, BilanView):
                           (name, expected))
             return c.fetchone() is not None
 
-    def reset(self, name: str) -> None:
+    def source(self, name: str) -> tuple[int, str | None]:
+        """See ``BilanView.source``."""
+        with self._read() as c:
+            c.execute(f"SELECT max(notification_id) FROM {self.tracking_table} "
+                      "WHERE application_name = ?", (name,))
+            position = c.fetchone()[0] or 0
+            c.execute("SELECT identite FROM bilan_sources WHERE projection = ?", (name,))
+            row = c.fetchone()
+        return position, None if row is None else row[0]
+
+    def reset(self, name: str, previous: int | None = None) -> None:
         """See ``BilanView.reset``."""
         with self._write() as c:
-            c.execute(f"DELETE FROM {self.tracking_table} WHERE application_name = ?",
-                      (name,))
+            c.execute(f"DELETE FROM {self.tracking_table} WHERE application_name = ? "
+                      "RETURNING notification_id", (name,))
+            moved = c.fetchone()
+            if previous is not None and (moved[0] if moved else 0) != previous:
+                raise IntegrityError(f"{name}: position moved from {previous} meanwhile")
             for table in TABLES:
                 if table != "bilan_state":
                     c.execute(f"DELETE FROM {table} WHERE projection = ?", (name,))

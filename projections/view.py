@@ -40,8 +40,10 @@ class JournalLine:
 @dataclass(frozen=True)
 class ProjectionSettings:
     """What a projection's figures depend on besides the events: ``fuseau`` (IANA zone the
-    days are cut in) and ``journal`` (the journal file's absolute path), each with whether
-    someone chose it explicitly (ADR-0008), and the ``formule`` it folds with (ADR-0009)."""
+    days are cut in) and ``journal`` (the journal file's absolute path when named
+    explicitly, else ``journal.DATA_JOURNAL``: the data directory's, ADR-0103), each with
+    whether someone chose it explicitly (ADR-0008), and the ``formule`` it folds with
+    (ADR-0009)."""
 
     fuseau: str
     journal: str
@@ -61,7 +63,8 @@ class BilanSnapshot:
     ``en_attente``: pilotages and corrections of which some demande has no delegation yet;
     ``fuseau``: the zone the days are cut in (None before the projection is opened once);
     ``par``/``groupes``: the breakdown asked, if any; ``anomalies`` (client -> kind ->
-    events) and ``conflits`` (client -> differing re-sent versions).
+    events) and ``conflits`` (client -> differing re-sent versions); ``identite``: the
+    identity of the store's event at ``position`` recorded with it (ADR-0105).
     """
 
     formule: str
@@ -74,16 +77,21 @@ class BilanSnapshot:
     groupes: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None
     anomalies: Mapping[str, Mapping[str, int]] | None = None
     conflits: Mapping[str, int] | None = None
+    identite: str | None = None
 
-    def as_dict(self, tete: int, stockes: int, genere_le: str) -> dict[str, Any]:
+    def as_dict(self, tete: int, stockes: int, genere_le: str,
+                meme_source: bool | None = True) -> dict[str, Any]:
         """The bilan's wire shape (SPEC, "Interfaces"): ``economies`` (clients sorted by
         name), ``total``, ``formule``, ``position``, ``provenance``, ``conservation``, and
         ``par``/``groupes`` for a breakdown.
 
         ``tete``: the store's last notification id when read; ``stockes``: events in the
         store up to ``position``, counted by the store (so a page folded twice shows as
-        ``comptes`` > ``stockes``); ``genere_le``: when, ISO 8601. No events gives an empty
-        ``economies`` and zero totals.
+        ``comptes`` > ``stockes``); ``genere_le``: when, ISO 8601; ``meme_source``:
+        whether the store's event at ``position`` is the one the projection folded there
+        (``identite``; None when not known), so that a store replaced by another of the
+        same length shows (ADR-0105). No events gives an empty ``economies`` and zero
+        totals.
         """
         anomalies = self.anomalies or {}
         conflits = self.conflits or {}
@@ -115,6 +123,7 @@ class BilanSnapshot:
                 "stockes": stockes,
                 "comptes": sum(f.evenements for f in self.clients.values()),
                 "en_attente": self.en_attente,
+                "meme_source": meme_source,
             },
         }
         if self.par is not None:
@@ -134,7 +143,9 @@ class BilanView(TrackingRecorder, ABC):
       only if the position still is ``previous`` (the one the page was read after);
       otherwise another runner folded some of these events first, and it raises
       ``eventsourcing.persistence.IntegrityError`` changing nothing (ADR-0007).
-      ``previous=None`` is for a page of one event, where a monotonic check suffices. A
+      ``previous=None`` is for a page of one event, where a monotonic check suffices.
+      ``identite``: the identity of the store's event at the new position (``source``
+      reads it back; None: not known), recorded in the same transaction (ADR-0105). A
       ``delta.zone`` other than the projection's raises ``ProjectionMismatch``. With
       ``groupes=False`` the journal-field groups are left as they are, unless the
       projection serves the bilan (then they are folded all the same): a replay folds
@@ -156,8 +167,14 @@ class BilanView(TrackingRecorder, ABC):
 
     @abstractmethod
     def fold(self, tracking: Tracking, delta: PageDelta, previous: int | None,
-             groupes: bool = True) -> None:
-        """Add one page's deltas and move its tracking position, atomically."""
+             groupes: bool = True, identite: str | None = None) -> None:
+        """Add one page's deltas and move its tracking position, atomically, recording
+        ``identite`` as the identity of the store's event at the new position."""
+
+    @abstractmethod
+    def source(self, name: str) -> tuple[int, str | None]:
+        """Projection ``name``'s position and the identity of the store's event there as
+        recorded with it (None when not known), in one read (ADR-0105)."""
 
     @abstractmethod
     def rebuild_groups(self, name: str) -> None:
@@ -178,10 +195,12 @@ class BilanView(TrackingRecorder, ABC):
         ``expected`` (None: none yet); return whether it switched (ADR-0009)."""
 
     @abstractmethod
-    def move_default_journal(self, old: str, new: str) -> None:
-        """Join the projections recorded with the default journal ``old`` (not an explicit
-        one) and no event folded yet with ``new`` instead: the data directory's journal
-        now, for a directory moved or a view being rebuilt."""
+    def adopt_data_journal(self, old: str) -> None:
+        """Join the projections that recorded the data directory's journal by its
+        absolute path ``old`` (an earlier release's record, not an explicit journal) with
+        ``journal.DATA_JOURNAL`` instead, whatever they folded: their journal rows move to
+        that key, or, when it has rows already, their groups are computed again from it
+        (ADR-0103)."""
 
     @abstractmethod
     def settings_of(self, name: str) -> ProjectionSettings | None:
@@ -224,7 +243,8 @@ class BilanView(TrackingRecorder, ABC):
         ``apparier`` (ADR-0081)."""
 
     @abstractmethod
-    def reset(self, name: str) -> None:
-        """Delete projection ``name``'s figures, groups and tracking position (a runner
-        still folding it starts again from 0: its next compare-and-set fails); keep its
-        settings."""
+    def reset(self, name: str, previous: int | None = None) -> None:
+        """Delete projection ``name``'s figures, groups, tracking position and recorded
+        identity (a runner still folding it starts again from 0: its next compare-and-set
+        fails); keep its settings. With ``previous``, only if the position still is
+        ``previous``, else raise ``IntegrityError`` changing nothing."""

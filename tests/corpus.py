@@ -203,7 +203,7 @@ def expected_breakdowns(events: list[dict[str, Any]], journal: list[str],
             m["cout"] += e["cout"]
             for k, v in e["usage"].items():
                 m[k] += v
-            ids = sorted(e["demande_ids"])
+            ids = sorted(set(e["demande_ids"]))  # each distinct demande once
             base, rest = divmod(e["cout"], len(ids))
             for i, demande_id in enumerate(ids):
                 demandes[demande_id][client]["pilotage"] += base + (1 if i < rest else 0)

@@ -9,7 +9,9 @@ embeds the routes runs its own server, with its own limits).
   otherwise fill the connection limit (ADR-0010);
 * answers a client that half-closes its side once its request is in (``shutdown(SHUT_WR)``,
   with or without bytes past its Content-Length), then closes: uvicorn closes the
-  transport at the end of the client's stream, and the answer was lost (ADR-0053).
+  transport at the end of the client's stream, and the answer was lost (ADR-0053);
+* closes the connection after answering a request with both Content-Length and
+  Transfer-Encoding, on any path (RFC 9112 §6.1; ``api.http.framing``; ADR-0102).
 """
 
 from __future__ import annotations
@@ -19,11 +21,14 @@ from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from miam_economies.api.http.framing import framed_twice
+
 
 def guarded_h11(header_timeout: float) -> type[H11Protocol]:
     """An ``H11Protocol`` subclass closing connections whose request does not arrive
-    (line and headers complete) within ``header_timeout`` seconds, and answering a request
-    whose client half-closed after sending it (see the module)."""
+    (line and headers complete) within ``header_timeout`` seconds, answering a request
+    whose client half-closed after sending it, and closing after a request framed two
+    ways (see the module)."""
 
     class GuardedH11Protocol(H11Protocol):
         _half_closed = False
@@ -41,6 +46,15 @@ def guarded_h11(header_timeout: float) -> type[H11Protocol]:
                 self._half_closed = True
                 return True
             return None
+
+        def handle_events(self) -> None:
+            super().handle_events()
+            # A request framed two ways (api.http.framing): close once it is answered,
+            # whatever answers it (a 401, a 404...), so that nothing past its chunked
+            # body is read as another request (RFC 9112, 6.1). Its task has not run yet.
+            cycle = self.cycle
+            if cycle is not None and framed_twice(cycle.scope["headers"]):
+                cycle.keep_alive = False
 
         def on_response_complete(self) -> None:
             if self._half_closed:

@@ -7,7 +7,9 @@ Thin over functions: each command resolves ``Settings`` from its flags and the
 
 from __future__ import annotations
 
+import logging
 import os
+import sqlite3
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,6 +18,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import click
+from eventsourcing.persistence import PersistenceError
 from rich.console import Console
 from rich.progress import (
     Progress,
@@ -25,6 +28,7 @@ from miam_economies.api.extras import MissingExtra
 from miam_economies.api.service.settings import (
     DEFAULT_DATA,
     Settings,
+    not_a_zone,
 )
 from miam_economies.api.store.backends import Database
 
@@ -67,15 +71,41 @@ journal_option = click.option(
 )
 
 
+lock_timeout_option = click.option(
+    "--lock-timeout", default=5, show_default=True, type=click.IntRange(min=1),
+    envvar="MIAM_ECONOMIES_LOCK_TIMEOUT", show_envvar=True,
+    help="Seconds to wait for a database's lock; past them the figures are read as they "
+         "stand (marked attente_expiree).",
+)
+
+
 class _Commands(click.Group):
     """The command group; a missing extra (a PostgreSQL URL without the driver, the report
-    without its charting) is one line of usage error, never a traceback (ADR-0044)."""
+    without its charting) or a database that cannot be used (locked past the lock
+    timeout, unreachable) is one line of error, never a traceback (ADR-0044, ADR-0104).
+    The library's warnings (a projection rebuilt, projections locked, a journal missing)
+    are printed on standard error as ``warning: ...`` lines while nothing else handles
+    the process's logs (``project`` configures its own)."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        warnings = logging.StreamHandler(sys.stderr)
+        warnings.setLevel(logging.WARNING)
+        warnings.setFormatter(logging.Formatter("warning: %(message)s"))
+        # What Python's last-resort handler would print, said as a warning; a command that
+        # configured the root logger routes them itself.
+        warnings.addFilter(lambda record: not logging.getLogger().handlers)
+        logger = logging.getLogger("miam_economies")
+        logger.addHandler(warnings)
         try:
             return super().invoke(ctx)
         except MissingExtra as exc:
             raise click.ClickException(str(exc)) from None
+        except (PersistenceError, sqlite3.Error) as exc:
+            # sqlite3's own: the library opens connections outside its error translation.
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise click.ClickException(f"the database cannot be used: {first}") from None
+        finally:
+            logger.removeHandler(warnings)
 
 
 @click.group(cls=_Commands)
@@ -102,8 +132,7 @@ def _check_zone(fuseau: str) -> None:
     try:
         ZoneInfo(fuseau)
     except (ZoneInfoNotFoundError, ValueError):
-        raise click.BadParameter(f"{fuseau!r} is not an IANA time zone (such as "
-                                 "Europe/Paris)", param_hint="--fuseau") from None
+        raise click.BadParameter(not_a_zone(fuseau), param_hint="--fuseau") from None
 
 
 def _store_settings(data: Path, database_url: str | None) -> Settings:

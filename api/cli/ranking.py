@@ -18,6 +18,7 @@ from miam_economies.api.cli.main import (
     data_option,
     fuseau_option,
     journal_option,
+    lock_timeout_option,
     main,
 )
 from miam_economies.api.service.reading import read_classement
@@ -49,9 +50,10 @@ from miam_economies.projections.view import ProjectionMismatch
               help="Compare the groups on the tasks both ran: the journal field of a task "
                    "(test_id...).")
 @click.option("--json", "as_json", is_flag=True, help="Print the API's JSON document.")
+@lock_timeout_option
 def classement(data: Path, database_url: str | None, fuseau: str | None,
                journal: Path | None, par: str, selon: str, minimum: int,
-               apparier: str | None, as_json: bool) -> None:
+               apparier: str | None, as_json: bool, lock_timeout: int) -> None:
     """Rank the groups of --par by the taux de reprise (or net per demande), with 95 %
     intervals, and say which group is ahead of which (98 %, adjusted for the number of
     pairs) or that they cannot be told apart yet, after folding whatever is pending (SPEC,
@@ -75,7 +77,7 @@ def classement(data: Path, database_url: str | None, fuseau: str | None,
     try:
         result = read_classement(data, par=par, minimum=minimum, selon=selon,
                                  apparier=apparier, fuseau=fuseau, journal=journal,
-                                 database_url=database_url)
+                                 database_url=database_url, lock_timeout=lock_timeout)
     except (ProjectionMismatch, ZoneInfoNotFoundError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
     if as_json:

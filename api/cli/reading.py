@@ -20,12 +20,13 @@ from miam_economies.api.cli.main import (
     data_option,
     fuseau_option,
     journal_option,
+    lock_timeout_option,
     main,
 )
 from miam_economies.api.extras import MissingExtra
 from miam_economies.api.http.report import drawing, render_report
 from miam_economies.api.service.bootstrap import open_services
-from miam_economies.api.service.reading import read_bilan
+from miam_economies.api.service.reading import locked, read_bilan
 from miam_economies.api.service.settings import (
     Settings,
 )
@@ -44,13 +45,16 @@ from miam_economies.projections.view import ProjectionMismatch
 @click.option("--jusqu-au", "jusqu_au", metavar="YYYY-MM-DD",
               help="Last day of --par jour (inclusive).")
 @click.option("--json", "as_json", is_flag=True, help="Print the bilan as the API's JSON.")
+@lock_timeout_option
 def bilan(data: Path, database_url: str | None, fuseau: str | None, journal: Path | None,
-          par: str | None, depuis: str | None, jusqu_au: str | None, as_json: bool) -> None:
+          par: str | None, depuis: str | None, jusqu_au: str | None, as_json: bool,
+          lock_timeout: int) -> None:
     """Print the bilan, after folding any event (and journal line) not yet folded.
 
     A data directory without a store gives an empty bilan with zero totals and a warning
     on standard error, and creates nothing (contract, point 4: "Fichier absent : section à
-    zéro").
+    zéro"). Projections locked by another process past --lock-timeout: the bilan as it
+    stands, marked attente_expiree, with a warning (ADR-0104).
     """
     try:
         check_bounds(par, depuis, jusqu_au)
@@ -64,7 +68,8 @@ def bilan(data: Path, database_url: str | None, fuseau: str | None, journal: Pat
                    "(pass --data or set MIAM_ECONOMIES_DATA)", err=True)
     try:
         result = read_bilan(data, par=par, depuis=depuis, jusqu_au=jusqu_au, fuseau=fuseau,
-                            journal=journal, database_url=database_url)
+                            journal=journal, database_url=database_url,
+                            lock_timeout=lock_timeout)
     except (ProjectionMismatch, ZoneInfoNotFoundError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
     if as_json:
@@ -142,12 +147,15 @@ def _provenance_line(result: dict[str, Any]) -> str:
 @click.option("--depuis", metavar="YYYY-MM-DD", help="First day of the period (inclusive).")
 @click.option("--jusqu-au", "jusqu_au", metavar="YYYY-MM-DD",
               help="Last day of the period (inclusive).")
+@lock_timeout_option
 def rapport(data: Path, database_url: str | None, fuseau: str | None, journal: Path | None,
-            html_file: Path, depuis: str | None, jusqu_au: str | None) -> None:
+            html_file: Path, depuis: str | None, jusqu_au: str | None,
+            lock_timeout: int) -> None:
     """Write the report: today's net and the period's, net per day, evites vs pilotage vs
     corrections per day, the taux de reprise per preset and format, cost per model,
     anomalies and conflicts, in one self-contained HTML page. Folds whatever is pending
-    first, as bilan does."""
+    first, as bilan does (projections locked past --lock-timeout: the report of the
+    figures as they stand, with a warning)."""
     try:
         check_bounds("jour", depuis, jusqu_au)
     except ValueError as exc:
@@ -161,11 +169,13 @@ def rapport(data: Path, database_url: str | None, fuseau: str | None, journal: P
         raise click.ClickException(str(exc)) from None
     _store_settings(data, database_url)  # no store: say so rather than create one
     settings = Settings(data=data, fuseau=fuseau, journal=journal,
-                        database_url=database_url)
+                        database_url=database_url, lock_timeout=lock_timeout)
     try:
         with open_services(settings, run_projections=False) as services:
-            services.runner.catch_up()
+            caught_up = services.runner.catch_up_unless_locked()
             page = render_report(services, depuis, jusqu_au)
+            if not caught_up:
+                locked(services.projection.position(), services.store.head())
     except (ProjectionMismatch, ZoneInfoNotFoundError) as exc:
         raise click.ClickException(str(exc)) from None
     with _private(html_file) as f:

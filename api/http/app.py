@@ -22,6 +22,7 @@ from starlette.types import ASGIApp
 
 from miam_economies.api.http.auth import BearerAuth
 from miam_economies.api.http.errors import EXCEPTION_HANDLERS
+from miam_economies.api.http.framing import FramingGuard
 from miam_economies.api.http.guard import Auth, route_middleware
 from miam_economies.api.http.headers import HeaderCap
 from miam_economies.api.http.host_check import ProbeStop, check_host
@@ -50,11 +51,12 @@ by ``body.read_capped`` with the contract's JSON 413 (ecosystem review, §3 D)."
 
 def _route(path: str, handler: Any, method: str, middleware: Sequence[Middleware], *,
            max_body_size: int | None = None) -> Route:
-    # The endpoint is an ASGI app carrying our error policy and observation, so the route
-    # behaves the same in a host app that knows neither; ProbeStop, outermost, answers
-    # the host check's own requests before anything of ours runs (ADR-0091).
-    endpoint = ProbeStop(RequestObserver(
-        ExceptionMiddleware(request_response(handler), handlers=EXCEPTION_HANDLERS), path))
+    # The endpoint is an ASGI app carrying our error policy, observation and framing check
+    # (api.http.framing), so the route behaves the same in a host app that knows none;
+    # ProbeStop, outermost, answers the host check's own requests before anything of
+    # ours runs (ADR-0091).
+    endpoint = ProbeStop(RequestObserver(FramingGuard(
+        ExceptionMiddleware(request_response(handler), handlers=EXCEPTION_HANDLERS)), path))
     return Route(path, endpoint, methods=[method], middleware=middleware,
                  max_body_size=max_body_size)
 

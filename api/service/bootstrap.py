@@ -23,12 +23,11 @@ from eventsourcing.persistence import PersistenceError
 
 from miam_economies.api.extras import require
 from miam_economies.api.service.services import Services
-from miam_economies.api.service.serving import open_active
+from miam_economies.api.service.serving import follower, open_active
 from miam_economies.api.service.settings import Settings
 from miam_economies.api.store.application import EventStore
 from miam_economies.api.store.backends import Database
 from miam_economies.domain.formulas import FORMULES
-from miam_economies.projections.journal import JournalFollower
 from miam_economies.projections.projection import BilanProjection
 from miam_economies.projections.runner import CatchUpRunner
 from miam_economies.projections.sql_view import SqlBilanView
@@ -156,11 +155,11 @@ def open_services(settings: Settings, *,
         raise
     try:
         recorded = open_active(view, store, settings)
-        settings = replace(settings, fuseau=recorded.fuseau, journal=Path(recorded.journal))
+        journal = follower(view, recorded, settings.data)
+        settings = replace(settings, fuseau=recorded.fuseau, journal=journal.path)
         projection = BilanProjection(view, ZoneInfo(recorded.fuseau),
                                      FORMULES[recorded.formule])
-        runner = CatchUpRunner(store, projection,
-                               journal=JournalFollower(view, Path(recorded.journal)),
+        runner = CatchUpRunner(store, projection, journal=journal,
                                follow_active=True, poll_interval=settings.poll_interval,
                                max_defer=MAX_DEFER)
         store.on_append(runner.wake)

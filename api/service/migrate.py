@@ -129,7 +129,7 @@ def migrate(data: Path, source_url: str, target_url: str,
             try:
                 view.record_settings(name, recorded)
                 active = view.active()
-                built = build_projection(target, view, name, stage("replay"))
+                built = build_projection(target, view, name, stage("replay"), data=data)
                 if active != name:
                     view.activate(name, expected=active)
                 evenements = built.snapshot().evenements

@@ -9,6 +9,7 @@ figures are current even when no server runs), read the snapshot, and close ever
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,11 +22,22 @@ from miam_economies.domain.formulas import V1
 from miam_economies.domain.instants import iso_utc
 from miam_economies.projections.view import BilanSnapshot
 
+log = logging.getLogger(__name__)
+
+
+def locked(position: int, tete: int | None) -> None:
+    """Log that the figures were read as they stand, at ``position`` (of the store's head
+    ``tete`` when known), the projections being locked by another process (ADR-0104)."""
+    where = f"position {position:,}" + ("" if tete is None else f" of tete {tete:,}")
+    log.warning("the projections are locked by another process: the figures are read as "
+                "they stand (%s), not caught up", where)
+
 
 def read_bilan(data: Path | str = DEFAULT_DATA, *, par: str | None = None,
                depuis: str | None = None, jusqu_au: str | None = None,
                fuseau: str | None = None, journal: Path | str | None = None,
-               catch_up: bool = True, database_url: str | None = None) -> dict[str, Any]:
+               catch_up: bool = True, database_url: str | None = None,
+               lock_timeout: int = 5) -> dict[str, Any]:
     """The bilan of data directory ``data`` (or of ``database_url``: ``api.backends``), as
     ``GET /economies/bilan`` gives it.
 
@@ -34,7 +46,11 @@ def read_bilan(data: Path | str = DEFAULT_DATA, *, par: str | None = None,
     the projection's, or the machine's for a new one); ``journal``: MIAM's
     ``delegations.jsonl`` (default ``data/delegations.jsonl``); ``catch_up``: fold pending
     events and journal lines first, else read the snapshot as it stands (opening the
-    projections file still creates its tables and records its settings the first time).
+    projections file still creates its tables and records its settings the first time);
+    ``lock_timeout``: seconds to wait for a database's lock. When another process holds
+    the projections' write lock past it, the snapshot is read as it stands and
+    ``provenance.attente_expiree`` is true, as after an expired ``?attendre=1``
+    (ADR-0104).
 
     A directory without a store gives the empty bilan and creates nothing. Raises
     ``ZoneInfoNotFoundError`` for an unknown zone, ``projections.view.ProjectionMismatch``
@@ -43,7 +59,7 @@ def read_bilan(data: Path | str = DEFAULT_DATA, *, par: str | None = None,
     """
     settings = Settings(data=Path(data), fuseau=fuseau,
                         journal=None if journal is None else Path(journal),
-                        database_url=database_url)
+                        database_url=database_url, lock_timeout=lock_timeout)
     if not settings.database.exists():
         zone = fuseau or machine_fuseau()
         ZoneInfo(zone)  # the same error for a bad zone, store or not
@@ -51,25 +67,31 @@ def read_bilan(data: Path | str = DEFAULT_DATA, *, par: str | None = None,
                               groupes=None if par is None else {})
         return empty.as_dict(0, 0, iso_utc(datetime.now(UTC)))
     with open_services(settings, run_projections=False) as services:
-        if catch_up:
-            services.runner.catch_up()
-        return services.bilan(par, depuis, jusqu_au)
+        caught_up = services.runner.catch_up_unless_locked() if catch_up else True
+        bilan = services.bilan(par, depuis, jusqu_au)
+    if not caught_up:
+        bilan["provenance"]["attente_expiree"] = True
+        locked(bilan["position"], bilan["provenance"]["tete"])
+    return bilan
 
 
 def net_du_jour(client: str = "claude-code", data: Path | str = DEFAULT_DATA, *,
                 fuseau: str | None = None, catch_up: bool = True,
-                database_url: str | None = None) -> int:
+                database_url: str | None = None, lock_timeout: int = 5) -> int:
     """Today's net for ``client``, tokens (0 when nothing today): MIAM's dashboard card.
 
     "Today" is the current day in the zone the projection's days are cut in;
-    ``catch_up`` and ``database_url`` as for ``read_bilan``. Raises as ``read_bilan``.
+    ``catch_up``, ``database_url`` and ``lock_timeout`` as for ``read_bilan`` (projections
+    locked by another process: today's net as it stands, logged). Raises as
+    ``read_bilan``.
     """
-    settings = Settings(data=Path(data), fuseau=fuseau, database_url=database_url)
+    settings = Settings(data=Path(data), fuseau=fuseau, database_url=database_url,
+                        lock_timeout=lock_timeout)
     if not settings.database.exists():
         return 0
     with open_services(settings, run_projections=False) as services:
-        if catch_up:
-            services.runner.catch_up()
+        if catch_up and not services.runner.catch_up_unless_locked():
+            locked(services.projection.position(), services.store.head())
         today = datetime.now(services.projection.zone).date().isoformat()
         bilan = services.bilan("jour", today, today)
     figures = bilan["groupes"].get(today, {}).get(client)
@@ -79,8 +101,8 @@ def net_du_jour(client: str = "claude-code", data: Path | str = DEFAULT_DATA, *,
 def economies_section(data: Path | str = DEFAULT_DATA, *, par: str | None = None,
                       depuis: str | None = None, jusqu_au: str | None = None,
                       fuseau: str | None = None, journal: Path | str | None = None,
-                      catch_up: bool = True, database_url: str | None = None
-                      ) -> dict[str, Any]:
+                      catch_up: bool = True, database_url: str | None = None,
+                      lock_timeout: int = 5) -> dict[str, Any]:
     """The section MIAM's ``bilan`` tool adds to its answer (contract, point 4):
     ``{"economies": {"<client>": {"delegations", "evites", "pilotage", "corrections",
     "net", "taux_reprise", "anomalies", "conflits"}}}``, figures in tokens
@@ -92,7 +114,8 @@ def economies_section(data: Path | str = DEFAULT_DATA, *, par: str | None = None
     The arguments and errors are ``read_bilan``'s.
     """
     bilan = read_bilan(data, par=par, depuis=depuis, jusqu_au=jusqu_au, fuseau=fuseau,
-                       journal=journal, catch_up=catch_up, database_url=database_url)
+                       journal=journal, catch_up=catch_up, database_url=database_url,
+                       lock_timeout=lock_timeout)
     section: dict[str, Any] = {"economies": bilan["economies"]}
     if par is not None:
         section["par"] = bilan["par"]
@@ -104,7 +127,8 @@ def read_classement(data: Path | str = DEFAULT_DATA, *, par: str = "preset",
                     minimum: int = DEFAULT_MIN, selon: str = SELON,
                     apparier: str | None = None, fuseau: str | None = None,
                     journal: Path | str | None = None, catch_up: bool = True,
-                    database_url: str | None = None) -> dict[str, Any]:
+                    database_url: str | None = None, lock_timeout: int = 5
+                    ) -> dict[str, Any]:
     """The classement of data directory ``data`` (or of ``database_url``), as
     ``GET /economies/classement`` gives it: which preset (or format, client...) is ahead
     by the taux de reprise (``selon="taux"``) or net per demande (``"net"``), the verdict
@@ -114,14 +138,15 @@ def read_classement(data: Path | str = DEFAULT_DATA, *, par: str = "preset",
 
     ``par``: ``client`` or a journal field (default ``preset``); ``minimum``: demandes a
     group needs to be ranked (``min`` on the wire, default ``DEFAULT_MIN``); the other
-    arguments as ``read_bilan``'s. No store in ``data`` gives a classement without groups
-    and creates nothing. Raises ``ClassementError`` (a ``ValueError``) for parameters the
-    SPEC refuses, and as ``read_bilan``.
+    arguments as ``read_bilan``'s (projections locked past ``lock_timeout``, seconds: the
+    classement as it stands, with ``"attente_expiree": true``). No store in ``data`` gives
+    a classement without groups and creates nothing. Raises ``ClassementError`` (a
+    ``ValueError``) for parameters the SPEC refuses, and as ``read_bilan``.
     """
     check_parametres(par, selon, apparier, minimum)
     settings = Settings(data=Path(data), fuseau=fuseau,
                         journal=None if journal is None else Path(journal),
-                        database_url=database_url)
+                        database_url=database_url, lock_timeout=lock_timeout)
     if not settings.database.exists():
         ZoneInfo(fuseau or machine_fuseau())  # the same error for a bad zone, store or not
         empty: dict[str, Any] = {"par": par, "formule": V1.name, "position": 0,
@@ -131,6 +156,9 @@ def read_classement(data: Path | str = DEFAULT_DATA, *, par: str = "preset",
             empty["apparier"] = apparier
         return empty
     with open_services(settings, run_projections=False) as services:
-        if catch_up:
-            services.runner.catch_up()
-        return services.classement(par, minimum, selon, apparier)
+        caught_up = services.runner.catch_up_unless_locked() if catch_up else True
+        answer = services.classement(par, minimum, selon, apparier)
+    if not caught_up:
+        answer["attente_expiree"] = True
+        locked(answer["position"], None)
+    return answer

@@ -82,7 +82,8 @@ def replay(settings: Settings, formule: str, fuseau: str | None = None,
             fuseau_explicite=current.fuseau_explicite or fuseau is not None))
         if reconstruire:
             view.reset(name)
-        projection = build_projection(store, view, name, progress, page_size)
+        projection = build_projection(store, view, name, progress, page_size,
+                                      data=settings.data)
         switched = name == active or view.activate(name, expected=active)
         return {"projection": name, "evenements": projection.snapshot().evenements,
                 "active": name if switched else view.active()}

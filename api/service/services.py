@@ -9,6 +9,7 @@ from typing import Any
 
 from miam_economies.api.service.settings import Settings
 from miam_economies.api.store.application import EventStore
+from miam_economies.domain.appariees import Tache, comparaisons_appariees
 from miam_economies.domain.bilan import check_bounds
 from miam_economies.domain.classement import (
     CRITERES,
@@ -18,7 +19,6 @@ from miam_economies.domain.classement import (
     check_parametres,
     classement,
 )
-from miam_economies.domain.appariees import Tache, comparaisons_appariees
 from miam_economies.domain.comparaisons import comparaisons
 from miam_economies.domain.echantillon import Echantillon
 from miam_economies.domain.instants import iso_utc
@@ -58,8 +58,14 @@ class Services:
         check_bounds(par, depuis, jusqu_au)
         snapshot = self.projection.snapshot(par, depuis, jusqu_au)
         head = self.store.head()
-        bilan = snapshot.as_dict(head, self.store.count_up_to(snapshot.position, head),
-                                 iso_utc(datetime.now(UTC)))
+        # Whether the events counted are this store's: the store's event at the position
+        # must be the one folded there (a store replaced by another of any length shows;
+        # the next fold rebuilds the projection: ADR-0105).
+        position, identite = snapshot.position, snapshot.identite
+        meme_source = (True if position == 0 else None if identite is None
+                       else self.store.identity(position) == identite)
+        bilan = snapshot.as_dict(head, self.store.count_up_to(position, head),
+                                 iso_utc(datetime.now(UTC)), meme_source)
         if self.runner.journal is not None:
             bilan["provenance"]["journal"] = self.runner.journal.state()
         return bilan

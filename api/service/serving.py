@@ -12,7 +12,7 @@ from __future__ import annotations
 import gc
 import logging
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import replace
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -22,9 +22,9 @@ from eventsourcing.persistence import IntegrityError
 from miam_economies.api.service.settings import Settings, machine_fuseau
 from miam_economies.api.store.application import EventStore
 from miam_economies.domain.formulas import FORMULES, V1
-from miam_economies.projections.journal import JournalFollower
+from miam_economies.projections.journal import DATA_JOURNAL, JournalFollower, journal_file
 from miam_economies.projections.projection import BilanProjection, projection_name
-from miam_economies.projections.runner import CatchUpRunner
+from miam_economies.projections.runner import CatchUpRunner, rebuild, same_source
 from miam_economies.projections.view import BilanView, ProjectionMismatch, ProjectionSettings
 
 log = logging.getLogger(__name__)
@@ -59,28 +59,34 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+def follower(view: BilanView, settings: ProjectionSettings, data: Path) -> JournalFollower:
+    """The follower of the journal a projection records (``settings.journal``): the data
+    directory ``data``'s own when it was not named explicitly (ADR-0103)."""
+    return JournalFollower(view, journal_file(settings.journal, data), settings.journal,
+                           settings.journal_explicite)
+
+
 def build_projection(store: EventStore, view: BilanView, name: str,
                      progress: Callable[[int, int], None] | None = None,
-                     page_size: int = REPLAY_PAGE) -> BilanProjection:
+                     page_size: int = REPLAY_PAGE, *, data: Path) -> BilanProjection:
     """Fold the store into projection ``name`` (settings already recorded) until it has
     reached the store's head, from its own position (so an interrupted build resumes), and
-    join the journal; its journal-field groups are computed once, at the end
-    (``BilanView.rebuild_groups``; ADR-0062); return it. It is not made active here.
-    ``progress(done, total)`` is called after each page of ``page_size`` events. Raises
-    the view's or store's ``PersistenceError``.
+    join the journal (the data directory ``data``'s unless one was named); its
+    journal-field groups are computed once, at the end (``BilanView.rebuild_groups``;
+    ADR-0062); return it. It is not made active here. ``progress(done, total)`` is called
+    after each page of ``page_size`` events. Raises the view's or store's
+    ``PersistenceError``.
     """
     settings = view.settings_of(name)
     assert settings is not None, f"no settings recorded for {name}"
-    if (view.max_tracking_id(name) or 0) > store.head():
-        view.reset(name)  # built on another store: start again
+    # Built on another store: its first page starts it again (CatchUpRunner.fold_page).
     projection = BilanProjection(view, ZoneInfo(settings.fuseau), FORMULES[settings.formule])
     # The journal-field groups are computed once at the end, in one aggregation, rather
     # than joined page by page (the view still folds them if this projection serves).
     projection.groupes = False
     # Larger pages than the live runner's: nobody waits for a commit, and a page's events
     # meet in memory before they meet the view's B-trees (ADR-0011).
-    runner = CatchUpRunner(store, projection,
-                           journal=JournalFollower(view, Path(settings.journal)),
+    runner = CatchUpRunner(store, projection, journal=follower(view, settings, data),
                            page_size=page_size, read_size=min(page_size, REPLAY_READ))
     while True:
         while projection.position() < store.head():
@@ -111,7 +117,8 @@ def open_active(view: BilanView, store: EventStore,
     the projection in that zone is built first, then made active (never served
     half-built).
     """
-    journal = str(settings.journal_path.resolve())
+    # The journal nobody named is the data directory's wherever it is (ADR-0103).
+    journal = DATA_JOURNAL if settings.journal is None else str(settings.journal.resolve())
     active = view.active()
     current = view.settings_of(active) if active is not None else None
     if active is None or current is None:
@@ -121,16 +128,17 @@ def open_active(view: BilanView, store: EventStore,
         active = projection_name(V1.name, fuseau)
         current = view.record_settings(active, current)
         view.activate(active, expected=None)
-    if (settings.journal is None and not current.journal_explicite
-            and journal != current.journal and not view.max_tracking_id(active)):
-        # A default journal follows the data directory (copied elsewhere, or read from a
-        # new path): only while nothing is folded, as after a schema upgrade. Groups
-        # already joined with the old file would count twice (ADR-0051).
-        view.move_default_journal(current.journal, journal)
+    if not current.journal_explicite and current.journal != DATA_JOURNAL:
+        # An earlier release recorded the data directory's journal by its absolute path,
+        # which goes on naming the old directory's file after a move or a copy.
+        log.info("the bilan now joins the data directory's journal, not %s",
+                 current.journal)
+        view.adopt_data_journal(current.journal)
         current = view.settings_of(active) or current
-    if settings.journal is not None and journal != current.journal:
+    recorded = journal_file(current.journal, settings.data).resolve()
+    if settings.journal is not None and settings.journal.resolve() != recorded:
         raise ProjectionMismatch(
-            f"the bilan is joined with journal {current.journal}, not {journal}: pass that "
+            f"the bilan is joined with journal {recorded}, not {journal}: pass that "
             "one (or leave it unset), or delete projections.sqlite while the server is "
             "stopped to rebuild it with the new journal")
     if settings.fuseau is not None and settings.fuseau != current.fuseau:
@@ -145,15 +153,17 @@ def open_active(view: BilanView, store: EventStore,
         target = projection_name(current.formule, settings.fuseau)
         view.record_settings(target, replace(current, fuseau=settings.fuseau,
                                              fuseau_explicite=True))
-        build_projection(store, view, target)
+        build_projection(store, view, target, data=settings.data)
         view.activate(target, expected=active)
         active = view.active() or target
         current = view.settings_of(active) or current
-    if (view.max_tracking_id(active) or 0) > store.head():
-        # The view outlived its store (the store file was replaced or deleted): its
-        # figures describe events that are not there. It is derived data: rebuild it.
-        log.warning("projection %s is past the store's head: rebuilding it", active)
-        view.reset(active)
+    # The view may have outlived its store (a backup restored, another machine's store,
+    # the file deleted): its figures then describe events that are not there, whatever
+    # the store's length. It is derived data: rebuild it (ADR-0105).
+    position, identite = view.source(active)
+    if position and not same_source(store, position, identite):
+        with suppress(IntegrityError):  # another process saw it first and rebuilds it
+            rebuild(view, active, position)
     return current
 
 

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import os
 import secrets
+import zoneinfo
 from dataclasses import dataclass
 from pathlib import Path
+from zoneinfo import ZoneInfoNotFoundError
 
 import tzlocal
 
@@ -79,9 +81,50 @@ class Settings:
         return self.database.projections_path
 
 
+class UnknownZone(ZoneInfoNotFoundError):
+    """``TZ`` names no zone of the zone database (a POSIX rule such as ``CET-1CEST``, a
+    typo): refused rather than replaced by another zone (issue 21.4)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])  # KeyError's own would quote the message
+
+
+def not_a_zone(value: str) -> str:
+    """The message for a zone name the zone database does not know (``--fuseau``'s and
+    ``TZ``'s)."""
+    return f"{value!r} is not an IANA time zone (such as Europe/Paris)"
+
+
+def _tz_zone(tz: str) -> str:
+    """The zone name ``TZ`` gives: a name (``PST8PDT``, ``US/East-Indiana``), the same
+    after a ``:``, or a path into the zone database (``/usr/share/zoneinfo/Asia/Tokyo``).
+    Raises ``UnknownZone`` when the zone database knows none."""
+    name = tz.removeprefix(":")
+    if os.path.isabs(name):
+        real = Path(os.path.realpath(name))
+        for root in map(Path, zoneinfo.TZPATH):
+            if real.is_relative_to(root):
+                name = real.relative_to(root).as_posix()
+                break
+    try:
+        zoneinfo.ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        raise UnknownZone(f"TZ: {not_a_zone(tz)}; set TZ to a zone name, or choose the "
+                          "zone with --fuseau or MIAM_ECONOMIES_TZ") from None
+    return name
+
+
 def machine_fuseau() -> str:
-    """The machine's IANA time zone name (``Europe/Paris``), from ``TZ`` or the system's
-    settings (tzlocal); ``UTC`` when none can be found."""
+    """The machine's IANA time zone name (``Europe/Paris``): ``TZ``'s when it is set, any
+    name the zone database knows (``_tz_zone``), else the system's settings (tzlocal);
+    ``UTC`` when none can be found. Raises ``UnknownZone`` for a ``TZ`` the zone database
+    does not know (issue 21.4)."""
+    tz = os.environ.get("TZ")
+    if tz:
+        # Read here at each call: tzlocal takes only names of its Windows table from TZ
+        # (not PST8PDT, US/East-Indiana...), falls back to the system's zone silently, and
+        # caches its answer for the process.
+        return _tz_zone(tz)
     try:
         return tzlocal.get_localzone_name() or "UTC"
     except (OSError, LookupError, ValueError):

@@ -280,6 +280,13 @@ class EventStore(Application[UUID]):
         """The store's last notification id (0 when empty). Raises ``PersistenceError``."""
         return self.recorder.max_notification_id() or 0
 
+    def identity(self, notification_id: int) -> str | None:
+        """The identity of the event stored at ``notification_id`` (its stream id and a
+        digest of its stored state), None when there is none: what a projection records
+        with its position to tell this store from another (``EventSource``; ADR-0105).
+        Raises ``PersistenceError``."""
+        return self.economies_recorder.identity_at(notification_id)
+
     def count_up_to(self, position: int, head: int) -> int:
         """Events stored with a notification id up to ``position``, counted by the store
         whose last notification id is ``head`` (``EconomiesRecorder.count_up_to``).

@@ -94,6 +94,12 @@ class PostgresEconomiesRecorder(EconomiesRecorder, PostgresApplicationRecorder):
                            [start, limit])
         return [(n, topic, bytes(state)) for n, topic, state in rows]
 
+    def identity_at(self, notification_id: int) -> str | None:
+        """See ``EconomiesRecorder.identity_at``."""
+        rows = self._query(f"SELECT originator_id, state FROM {self._table} "
+                           "WHERE notification_id = %s", [notification_id])
+        return None if not rows else self.identity(rows[0][0], bytes(rows[0][1]))
+
     def count_up_to(self, position: int, head: int) -> int:
         """See ``EconomiesRecorder.count_up_to``. The count up to a position never
         changes (see the module), so it is kept and extended from the last one asked:

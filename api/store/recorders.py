@@ -5,6 +5,7 @@ named to the factory by ``APPLICATION_RECORDER_TOPIC``)."""
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 from abc import abstractmethod
@@ -50,6 +51,19 @@ class EconomiesRecorder(ApplicationRecorder):
         notification id ``start`` (inclusive), in id order: the notification log as raw
         rows, without a ``Notification`` or ``StoredEvent`` object per event (a replay
         reads every event: ADR-0062). Raises ``PersistenceError``."""
+
+    @abstractmethod
+    def identity_at(self, notification_id: int) -> str | None:
+        """The identity of the event stored at ``notification_id`` (``identity``), or None
+        when there is none: one point query. Raises ``PersistenceError``."""
+
+    @staticmethod
+    def identity(originator_id: UUID, state: bytes) -> str:
+        """A stored event's identity: its stream id and a digest of its stored state
+        (the payload, when it was stored, ``recu_le``), hex. Two stores holding the same
+        events, stored apart, differ in it; a copy of a store's file does not (ADR-0105)."""
+        digest = hashlib.blake2b(state, digest_size=8).hexdigest()
+        return f"{originator_id.hex}:{digest}"
 
     @abstractmethod
     def count_up_to(self, position: int, head: int) -> int:

@@ -77,6 +77,14 @@ class SQLiteEconomiesRecorder(EconomiesRecorder, SQLiteApplicationRecorder):
                            "WHERE rowid >= ? ORDER BY rowid LIMIT ?", (start, limit))
             return cursor.fetchall()
 
+    def identity_at(self, notification_id: int) -> str | None:
+        """See ``EconomiesRecorder.identity_at``: the rowid's row."""
+        with self.datastore.transaction(commit=False) as c:
+            c.execute(f"SELECT originator_id, state FROM {self.events_table_name} "
+                      "WHERE rowid = ?", (notification_id,))
+            row = c.fetchone()
+        return None if row is None else self.identity(UUID(row[0]), bytes(row[1]))
+
     def count_up_to(self, position: int, head: int) -> int:
         """See ``EconomiesRecorder.count_up_to``: dense ids, no query."""
         return min(position, head)

@@ -33,14 +33,16 @@ def append(services: Services, *events: dict[str, Any]) -> None:
 def test_pilotage_and_correction_wait_for_their_delegation(services: Services) -> None:
     append(services, PILOTAGE, EXAMPLE_CORRECTION)
     parked = services.bilan()
-    assert parked["conservation"] == {"stockes": 2, "comptes": 2, "en_attente": 2}
+    assert parked["conservation"] == {"stockes": 2, "comptes": 2, "en_attente": 2,
+                                      "meme_source": True}
     waiting = services.demande(DEMANDE)
     assert waiting is not None and waiting["delegation"] is None
     assert (waiting["pilotage"]["part"], waiting["net"], waiting["taux_reprise"]) == (
         2000, -2490, None)
 
     append(services, DELEGATION)
-    assert services.bilan()["conservation"] == {"stockes": 3, "comptes": 3, "en_attente": 0}
+    assert services.bilan()["conservation"] == {"stockes": 3, "comptes": 3, "en_attente": 0,
+                                                "meme_source": True}
     joined = services.demande(DEMANDE)
     assert joined is not None
     assert joined["delegation"]["agent_id"] == "a1"

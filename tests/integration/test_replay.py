@@ -162,7 +162,8 @@ def test_an_interrupted_replay_resumes_from_its_own_position(tmp_path: Path) -> 
             raise KeyboardInterrupt  # the user's Ctrl-C after the first page
 
         with pytest.raises(KeyboardInterrupt):
-            build_projection(services.store, view, name, interrupt, page_size=500)
+            build_projection(services.store, view, name, interrupt, page_size=500,
+                             data=settings.data)
         assert view.max_tracking_id(name) == 500
         assert view.active() != name
     folded: list[int] = []

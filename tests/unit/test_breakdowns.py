@@ -105,7 +105,7 @@ def four(f: Any) -> tuple[int, int, int, int]:
 def test_pilotage_parts_sum_to_its_cout(cout: int, demande_ids: list[str]) -> None:
     parts = parts_pilotage(cout, demande_ids)
     assert sum(part for _, part in parts) == cout
-    assert len(parts) == len(demande_ids)
+    assert len(parts) == len(set(demande_ids))
 
 
 DEMANDE_IDS = st.lists(st.sampled_from(["a", "b", "c", "dem-1", "dem-10", "dem-2", "Z"]),
@@ -119,10 +119,10 @@ def test_pilotage_parts_are_integers_that_sum_to_cout_and_differ_by_at_most_one(
     cout: int, demande_ids: list[str]
 ) -> None:
     parts = parts_pilotage(cout, demande_ids)
-    base = cout // len(demande_ids)
+    base = cout // len(set(demande_ids))
     assert all(type(part) is int and part in (base, base + 1) for _, part in parts)
     assert sum(part for _, part in parts) == cout
-    assert Counter(d for d, _ in parts) == Counter(demande_ids)
+    assert Counter(d for d, _ in parts) == Counter(set(demande_ids))
 
 
 @settings(max_examples=100)
@@ -148,15 +148,17 @@ def test_pilotage_parts_come_in_sorted_order_with_the_extra_tokens_first(
     cout: int, demande_ids: list[str]
 ) -> None:
     parts = parts_pilotage(cout, demande_ids)
-    n = len(demande_ids)
-    assert [d for d, _ in parts] == sorted(demande_ids)
+    n = len(set(demande_ids))
+    assert [d for d, _ in parts] == sorted(set(demande_ids))
     assert [part for _, part in parts] == [
         cout // n + (1 if i < cout % n else 0) for i in range(n)]
 
 
-def test_a_demande_listed_twice_in_a_pilotage_gets_two_parts() -> None:
-    assert parts_pilotage(9, ["a", "b", "a"]) == [("a", 3), ("a", 3), ("b", 3)]
-    assert parts_pilotage(4, ["b", "a", "a"]) == [("a", 2), ("a", 1), ("b", 1)]
+def test_a_demande_listed_twice_in_a_pilotage_gets_one_part() -> None:
+    # A pilotage covers each distinct demande once (ADR-0101).
+    assert parts_pilotage(9, ["a", "b", "a"]) == [("a", 5), ("b", 4)]
+    assert parts_pilotage(4, ["b", "a", "a"]) == [("a", 2), ("b", 2)]
+    assert parts_pilotage(7, ["a", "a"]) == [("a", 7)]
 
 
 # --- jour ---------------------------------------------------------------------------------
@@ -375,11 +377,13 @@ def test_a_pilotage_splits_its_cout_over_its_demandes_and_counts_one_turn_for_it
         assert demande.delegation is None
 
 
-def test_a_pilotage_listing_a_demande_twice_gives_it_two_parts_and_two_turns() -> None:
-    delta = delta_of([pilotage(demande_ids=["a", "b", "a"], cout=10)])
-    assert delta.demandes[(CLIENT, "a")].figures.pilotage == 7
-    assert delta.demandes[(CLIENT, "a")].pilotages == 2
-    assert delta.demandes[(CLIENT, "b")].figures.pilotage == 3
+def test_a_pilotage_listing_a_demande_twice_covers_it_once() -> None:
+    # ADR-0101: one part and one pilotage per distinct demande.
+    delta = delta_of([pilotage(demande_ids=["a", "b", "a"], cout=11)])
+    assert delta.demandes[(CLIENT, "a")].figures.pilotage == 6
+    assert delta.demandes[(CLIENT, "a")].pilotages == 1
+    assert delta.demandes[(CLIENT, "b")].figures.pilotage == 5
+    assert delta.demandes[(CLIENT, "b")].pilotages == 1
 
 
 def test_corrections_add_to_their_demande_per_outil_as_cout_and_count() -> None:

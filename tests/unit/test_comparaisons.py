@@ -10,7 +10,6 @@ import math
 import random
 import statistics
 from collections.abc import Sequence
-from fractions import Fraction
 
 import pytest
 from scipy import stats

@@ -1,0 +1,87 @@
+"""The journal's writes of the bilan view in SQL, shared by both backends: joining new
+lines of MIAM's journal (``fold_journal``, ADR-0006, ADR-0052) and moving projections that
+recorded the data directory's journal by its absolute path to ``journal.DATA_JOURNAL``
+(``adopt_data_journal``, ADR-0103). The journal's tables are keyed by the journal as the
+projections record it (``chemin``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from eventsourcing.persistence import IntegrityError
+
+from miam_economies.projections.journal import DATA_JOURNAL
+from miam_economies.projections.sql_groups import SqlGroups
+from miam_economies.projections.view import JournalLine
+
+_JOURNAL_COLUMNS = {
+    "journal_suivi": "position, fichier, empreinte, lignes, malformees, sans_demande",
+    "journal_demandes": "demande_id",
+    "journal_valeurs": "demande_id, champ, valeur",
+}
+"""The journal tables, and their columns after ``chemin`` (the journal's key)."""
+
+
+class SqlJournal(SqlGroups):
+    """``fold_journal`` and ``adopt_data_journal`` of ``BilanView`` in SQL; the backend
+    gives ``_write`` (see ``SqlGroups``)."""
+
+    def fold_journal(self, chemin: str, previous: int, offset: int, fichier: str,
+                     empreinte: str, lines: Sequence[JournalLine], malformees: int) -> None:
+        """See ``BilanView.fold_journal``."""
+        with self._write() as c:
+            sans_demande = sum(1 for line in lines if not line.demande_id)
+            counts = (len(lines) - sans_demande, malformees, sans_demande)
+            c.execute(
+                "UPDATE journal_suivi SET position = ?, fichier = ?, empreinte = ?, "
+                "lignes = lignes + ?, malformees = malformees + ?, "
+                "sans_demande = sans_demande + ? "
+                "WHERE chemin = ? AND position = ? RETURNING position",
+                (offset, fichier, empreinte, *counts, chemin, previous),
+            )
+            if c.fetchone() is None:
+                if previous != 0:
+                    raise IntegrityError(f"journal {chemin}: offset moved past {previous}")
+                c.execute("INSERT INTO journal_suivi (chemin, position, fichier, empreinte, "
+                          "lignes, malformees, sans_demande) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                          (chemin, offset, fichier, empreinte, *counts))
+            new: dict[str, JournalLine] = {}
+            for line in lines:
+                if line.demande_id and line.demande_id not in new:
+                    c.execute("INSERT INTO journal_demandes VALUES (?, ?) "
+                              "ON CONFLICT DO NOTHING RETURNING demande_id",
+                              (chemin, line.demande_id))
+                    if c.fetchone() is not None:  # the first line of a demande wins
+                        new[line.demande_id] = line
+            c.executemany("INSERT INTO journal_valeurs VALUES (?, ?, ?, ?)",
+                          [(chemin, line.demande_id, champ, valeur) for line in new.values()
+                           for champ, valeur in line.valeurs.items()])
+            self._join_groups(c, chemin, new)
+
+    def adopt_data_journal(self, old: str) -> None:
+        """See ``BilanView.adopt_data_journal``."""
+        new = DATA_JOURNAL
+        with self._write() as c:
+            c.execute("SELECT projection, journal_explicite FROM bilan_state "
+                      "WHERE journal = ?", (old,))
+            joined = c.fetchall()
+            moving = [name for name, explicit in joined if not explicit]
+            if not moving:
+                return  # another process adopted it first
+            c.execute("UPDATE bilan_state SET journal = ? WHERE journal = ? "
+                      "AND NOT journal_explicite", (new, old))
+            c.execute("SELECT 1 FROM journal_suivi WHERE chemin = ?", (new,))
+            rebuild = c.fetchone() is not None
+            if not rebuild:
+                # The rows describe the data directory's journal as it was read: under the
+                # new key the follower goes on from there (or, for another file, reads it
+                # again, each demande joined once), and the groups stay as they are.
+                for table, columns in _JOURNAL_COLUMNS.items():
+                    c.execute(f"INSERT INTO {table} SELECT CAST(? AS TEXT), {columns} "
+                              f"FROM {table} WHERE chemin = ?", (new, old))
+                if len(moving) == len(joined):  # no explicit journal left on old
+                    for table in _JOURNAL_COLUMNS:
+                        c.execute(f"DELETE FROM {table} WHERE chemin = ?", (old,))
+        if rebuild:
+            for name in moving:
+                self.rebuild_groups(name)
