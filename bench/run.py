@@ -50,7 +50,7 @@ from miam_economies.api.service.replay import replay
 from miam_economies.api.service.settings import Settings
 from miam_economies.domain.acceptance import accept_batch
 from tests.conftest import TOKEN, fresh_postgres
-from tests.corpus import journal_lines
+from tests.corpus import journal_lines, with_fields
 
 console = Console(width=130, stderr=True)
 
@@ -163,18 +163,12 @@ presets of their own, so the paired classement read joins 6,000 demandes (ADR-00
 def with_test_runs(lines: list[str]) -> list[str]:
     """The journal with its first ``TEST_PRESETS * TEST_TASKS`` demandes' lines given a
     test preset and a ``test_id``."""
-    out, k = [], 0
-    for line in lines:
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            out.append(line)
-            continue
-        if "demande_id" in entry and k < TEST_PRESETS * TEST_TASKS:
-            entry.update(preset=f"test-{k % TEST_PRESETS}", test_id=f"t{k // TEST_PRESETS:04d}")
-            k += 1
-        out.append(json.dumps(entry))
-    return out
+    def test_run(k: int) -> dict[str, str]:
+        if k >= TEST_PRESETS * TEST_TASKS:
+            return {}
+        return {"preset": f"test-{k % TEST_PRESETS}", "test_id": f"t{k // TEST_PRESETS:04d}"}
+
+    return with_fields(lines, test_run)
 
 
 def reads(server: Server, target: dict[str, str], requests: int) -> dict[str, list[float]]:

@@ -12,6 +12,7 @@ for the 0.975 quantile over df 1 to 10^6).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import lru_cache
 from statistics import NormalDist
 
@@ -71,24 +72,34 @@ def t_quantile(p: float, df: int) -> float:
     z = _NORMAL.inv_cdf(p)
     if df > EXACT_DF:
         return _cornish_fisher(z, df)
-    t = _cornish_fisher(z, df) if df > 4 else max(z, 1.0)
+    start = _cornish_fisher(z, df) if df > 4 else max(z, 1.0)
+    # Newton on P(|T| <= t) = level.
+    return _solve(lambda t: _central(t, df) - level,
+                  lambda t, gap: gap / (2 * _density(t, df)), start, 1e-15)
+
+
+def _solve(gap: Callable[[float], float], step: Callable[[float, float], float],
+           x: float, tolerance: float) -> float:
+    """The root in (0, inf) of an increasing ``gap``, from ``x``: each round moves by
+    ``step(x, gap(x))`` (Newton's or Halley's), kept inside the bracket the signs of the
+    gap have shown (bisection, or doubling while unbounded, when a step leaves it), until
+    a move is under ``tolerance`` relative."""
     low, high = 0.0, math.inf
-    for _ in range(100):  # Newton on P(|T| <= t) = level, kept inside its bracket
-        gap = _central(t, df) - level
-        if gap == 0:
-            return t
-        if gap > 0:
-            high = t
+    for _ in range(200):
+        g = gap(x)
+        if g == 0:
+            return x
+        if g > 0:
+            high = x
         else:
-            low = t
-        step = gap / (2 * _density(t, df))
-        nxt = t - step
-        if not low < nxt < high:
-            nxt = (low + high) / 2 if high < math.inf else 2 * t
-        if abs(nxt - t) <= 1e-15 * t:
+            low = x
+        nxt = x - step(x, g)
+        if not low < nxt < high:  # also a NaN step
+            nxt = (low + high) / 2 if high < math.inf else 2 * x
+        if abs(nxt - x) <= tolerance * x:
             return nxt
-        t = nxt
-    return t
+        x = nxt
+    return x
 
 
 @lru_cache(maxsize=8192)
@@ -173,26 +184,15 @@ def gamma_quantile(p: float, shape: float) -> float:
     wh = shape * (1 - 1 / (9 * shape) + z / (3 * math.sqrt(shape))) ** 3
     if shape > LARGE_SHAPE:
         return wh
-    x = wh if wh > 0 else math.exp((math.log(p) + math.lgamma(shape + 1)) / shape)
-    low, high = 0.0, math.inf
+    start = wh if wh > 0 else math.exp((math.log(p) + math.lgamma(shape + 1)) / shape)
     log_norm = math.lgamma(shape)
-    for _ in range(200):  # Halley on P(a, x) = p, kept inside its bracket
-        gap = _lower_gamma(shape, x) - p
-        if gap == 0:
-            return x
-        if gap > 0:
-            high = x
-        else:
-            low = x
+
+    def halley(x: float, gap: float) -> float:
         density = math.exp((shape - 1) * math.log(x) - x - log_norm)
-        nxt = math.nan
-        if density > 0:
-            step = gap / density
-            # f''/f' = (a - 1)/x - 1 for the gamma density: the cubic step.
-            nxt = x - step / (1 + min(1.0, max(-0.9, step * ((shape - 1) / x - 1) / 2)))
-        if not low < nxt < high:
-            nxt = (low + high) / 2 if high < math.inf else 2 * x
-        if abs(nxt - x) <= 1e-13 * x:
-            return nxt
-        x = nxt
-    return x
+        if density <= 0:
+            return math.nan
+        newton = gap / density
+        # f''/f' = (a - 1)/x - 1 for the gamma density: the cubic step.
+        return newton / (1 + min(1.0, max(-0.9, newton * ((shape - 1) / x - 1) / 2)))
+
+    return _solve(lambda x: _lower_gamma(shape, x) - p, halley, start, 1e-13)

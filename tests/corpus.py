@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import random
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
 CLIENTS = ("claude-code", "claude-code-ci")
@@ -155,6 +156,26 @@ def journal_lines(events: list[dict[str, Any]], seed: int = 0) -> list[str]:
         if rng.random() < 0.01:
             lines.append("{not json")
     return lines
+
+
+def with_fields(lines: list[str], fields: Callable[[int], dict[str, Any]]) -> list[str]:
+    """The journal ``lines`` with ``fields(k)`` added to the k-th line that has a
+    ``demande_id`` (malformed lines and lines without one kept as they are): what MIAM's
+    test runs write beside the preset (a ``test_id``...)."""
+    import json
+
+    out, k = [], 0
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            entry = None
+        if not isinstance(entry, dict) or "demande_id" not in entry:
+            out.append(line)
+            continue
+        out.append(json.dumps({**entry, **fields(k)}))
+        k += 1
+    return out
 
 
 PRESETS = ("rapide", "precis", "code", "resume")

@@ -26,7 +26,7 @@ from miam_economies.domain.acceptance import accept_batch
 from miam_economies.domain.classement import MAX_COMPARED
 from tests.classement_reference import assert_same, expected_paired, expected_pairs
 from tests.conftest import LiveServer
-from tests.corpus import expected_breakdowns, generate, journal_lines
+from tests.corpus import expected_breakdowns, generate, journal_lines, with_fields
 
 SCRIPT = Path(sys.executable).with_name("miam-economies")
 EVENTS = generate(3000, seed=11)[:3000]
@@ -34,20 +34,15 @@ EVENTS = generate(3000, seed=11)[:3000]
 
 def with_tasks(lines: list[str]) -> list[str]:
     """The journal with a ``test_id`` (one of 40 tasks) on four lines in five, as MIAM's
-    test runs would write it."""
+    test runs would write it, and a ``lot`` of 60 values (more groups than are
+    compared)."""
     rng = random.Random(19)
-    out = []
-    for line in lines:
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            out.append(line)
-            continue
-        if rng.random() < 0.8:
-            entry["test_id"] = f"t{rng.randrange(40):02d}"
-        entry["lot"] = f"l{rng.randrange(60):02d}"  # more groups than are compared
-        out.append(json.dumps(entry))
-    return out
+
+    def fields(k: int) -> dict[str, str]:
+        task = {"test_id": f"t{rng.randrange(40):02d}"} if rng.random() < 0.8 else {}
+        return {**task, "lot": f"l{rng.randrange(60):02d}"}
+
+    return with_fields(lines, fields)
 
 
 JOURNAL = with_tasks(journal_lines(EVENTS, seed=11))
