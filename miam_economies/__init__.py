@@ -12,7 +12,9 @@ The names a host app (MIAM) uses, importable from here (SPEC, "Installed as a li
 * ``Settings``: where the data lives and how the routes behave;
 * ``economies_section(data, par=...)`` and ``net_du_jour(client, data)``: the bilan from
   Python, without a server; ``read_bilan(data)`` for the whole snapshot;
-* ``read_classement(data, par="preset")``: which preset is ahead, and how sure that is.
+* ``read_classement(data, par="preset", selon=..., apparier=...)``: which preset is
+  ahead, and how sure that is; it raises ``ClassementError`` (a ``ValueError``) for
+  parameters the SPEC refuses (a ``par`` or ``apparier`` a model chose, say).
 
 Everything else lives in the three sub-packages, ``miam_economies.domain`` (pure),
 ``miam_economies.projections`` (read models) and ``miam_economies.api`` (the edges and the
@@ -39,13 +41,15 @@ if TYPE_CHECKING:
         read_classement,
     )
     from miam_economies.api.service.settings import Settings
+    from miam_economies.domain.classement import ClassementError
 
-__all__ = ["BearerAuth", "EmbeddingRefused", "Settings", "economies_routes",
+__all__ = ["BearerAuth", "ClassementError", "EmbeddingRefused", "Settings", "economies_routes",
            "economies_section", "net_du_jour", "open_economies", "read_bilan",
            "read_classement"]
 
 _HOMES = {
     "BearerAuth": "miam_economies.api.http.auth",
+    "ClassementError": "miam_economies.domain.classement",
     "EmbeddingRefused": "miam_economies.api.http.host_check",
     "economies_routes": "miam_economies.api.http.app",
     "open_economies": "miam_economies.api.http.app",

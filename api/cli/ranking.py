@@ -128,8 +128,14 @@ def _print_table(result: dict[str, Any]) -> None:
     for sentence in phrases(ranked, result["comparaisons"]):
         console.print(f"  {sentence}")
     if letters and len(ranked) > 1:
-        console.print(f"groupe: groups sharing a letter cannot be told apart ({LEVEL})",
-                      style="dim")
+        console.print(f"groupe: groups sharing a letter cannot be told apart ({LEVEL} "
+                      "over all pairs)", style="dim")
+    if "apparier" in result and len(ranked) > 1:
+        console.print(f"rang: by each group's own {result['critere']}; verdicts, letters: "
+                      f"on the tasks both ran ({result['apparier']})", style="dim")
+    if "comparaisons_limite" in result:
+        console.print(f"only the {result['comparaisons_limite']} best-ranked groups are "
+                      "compared", style="dim")
     if any(g["rang"] is None for g in result["groupes"]):
         console.print(f"rang -: fewer than {result['min']} demandes"
                       + (" or no evites, not ranked" if result["critere"] == "taux_reprise"

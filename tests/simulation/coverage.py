@@ -10,7 +10,7 @@ the truth if its low end does (it claims nothing above).
 
 from __future__ import annotations
 
-import sys
+import argparse
 from dataclasses import dataclass
 
 from miam_economies.domain.intervalles import (
@@ -55,7 +55,9 @@ def coverage(shape: str, n: int, groups: int, seed: int = 81) -> dict[str, Cover
 
 def main() -> None:
     """Print the ADR's coverage table (Markdown)."""
-    groups = int(sys.argv[1]) if len(sys.argv) > 1 else 4000
+    parser = argparse.ArgumentParser(description="The ADR-0081 table of the coverage.")
+    parser.add_argument("groups", nargs="?", type=int, default=4000, help="groups a row")
+    groups = parser.parse_args().groups
     print(f"| shape | n | net: holds (below / above) | taux: holds (below / above) | "
           f"taux without a high end |   ({groups:,} groups a row)")
     print("|---|---:|---:|---:|---:|")

@@ -12,7 +12,7 @@ a cell); ``tests/unit/test_verdicts.py`` holds the targets with 1,000.
 
 from __future__ import annotations
 
-import sys
+import argparse
 from dataclasses import dataclass
 
 from miam_economies.domain.appariees import Tache, comparaisons_appariees
@@ -134,7 +134,9 @@ def _better(a: Preset, b: Preset, selon: str) -> str | None:
 
 def main() -> None:
     """Print the ADR's table (Markdown): every cell, both shapes and criteria."""
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 4000
+    parser = argparse.ArgumentParser(description="The ADR-0081 table of the verdicts.")
+    parser.add_argument("runs", nargs="?", type=int, default=4000, help="runs a cell")
+    runs = parser.parse_args().runs
     print(f"| shape | cell | taux: wrong / found / rang 1 | net: wrong / found / rang 1 |"
           f"   ({runs:,} runs a cell)")
     print("|---|---|---:|---:|")

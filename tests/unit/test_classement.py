@@ -279,3 +279,11 @@ def test_refused_parameters_name_the_parameter(par: str, selon: str, apparier: s
 def test_sound_parameters_pass(par: str, apparier: str | None) -> None:
     for selon in CRITERES:
         check_parametres(par, selon, apparier, 1)
+
+
+def test_a_host_catches_the_refusals_by_a_public_name() -> None:
+    import miam_economies
+
+    assert miam_economies.ClassementError is ClassementError
+    assert issubclass(ClassementError, ValueError)
+    assert "ClassementError" in miam_economies.__all__
