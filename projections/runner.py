@@ -218,6 +218,12 @@ class CatchUpRunner:
             self._deferred_since = now
         return now - self._deferred_since < self.max_defer
 
+    @property
+    def deferring_since(self) -> float | None:
+        """The ``time.monotonic()`` at which the thread began putting its pages off, or
+        None when it has not since it last caught up (for tests and diagnostics)."""
+        return self._deferred_since
+
     def wake(self) -> None:
         """Tell the runner new events were appended (cheap; safe from any thread)."""
         self._wakeup.set()

@@ -36,9 +36,22 @@ def folded_within(services: Services, head: int, seconds: float) -> float | None
     return None
 
 
+def deferring(services: Services) -> None:
+    """Wake the runner and wait until it puts its pages off. Inside ``ingesting()``, before
+    a test appends: a page the thread began before ingestion did (its first, at start-up)
+    would otherwise fold what is appended meanwhile, as it may (ADR-0011: only new pages
+    wait)."""
+    services.runner.wake()
+    deadline = time.monotonic() + 10
+    while services.runner.deferring_since is None:
+        assert time.monotonic() < deadline, "the runner never deferred"
+        time.sleep(0.005)
+
+
 def test_no_page_is_folded_during_ingestion_until_it_is_quiet(tmp_path: Path) -> None:
     with open_services(Settings(data=tmp_path / "data", token=TOKEN, fuseau="UTC")) as s:
         with s.runner.ingesting():
+            deferring(s)
             head = store_batch(s, seed=1)
             assert folded_within(s, head, MAX_DEFER / 4) is None  # put off
         assert folded_within(s, head, 10) is not None  # quiet: folded
@@ -48,6 +61,7 @@ def test_under_sustained_ingestion_the_runner_catches_up_after_max_defer(
         tmp_path: Path) -> None:
     with open_services(Settings(data=tmp_path / "data", token=TOKEN, fuseau="UTC")) as s:
         with s.runner.ingesting():  # never quiet while this holds
+            deferring(s)
             for seed in range(2, 12):  # 2,000 events: four live pages
                 head = store_batch(s, seed=seed)
             # Not a page a second: once the deferral expired, everything pending.
