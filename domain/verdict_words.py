@@ -1,5 +1,5 @@
 """The classement's verdicts in words a person reads at a glance (pure; SPEC, "Ranking
-presets: the classement": "rapide devant precis (98 %)", "indiscernables : rapide, code";
+presets: the classement": "rapide devant precis (99 %)", "indiscernables : rapide, code";
 the level is ``ecarts.NIVEAU_VERDICT``, ADR-0081).
 
 ``lettres`` gives each ranked group the letters of the sets of groups that cannot be told
@@ -17,7 +17,7 @@ from typing import Any
 from miam_economies.domain.ecarts import NIVEAU_VERDICT
 
 LEVEL = f"{NIVEAU_VERDICT * 100:.0f} %"
-"""The verdicts' level as the sentences say it ("98 %")."""
+"""The verdicts' level as the sentences say it ("99 %")."""
 
 MAX_GROUPS = 26
 """Ranked groups past which no letters are given (one letter a set, and the sets of many
@@ -64,7 +64,7 @@ def lettres(ranked: Sequence[str], comparaisons: Sequence[Mapping[str, Any]]
 
 def phrases(ranked: Sequence[str], comparaisons: Sequence[Mapping[str, Any]]
             ) -> list[str]:
-    """The verdicts as sentences: ``"<x> devant <y> (98 %)"`` for each pair told apart,
+    """The verdicts as sentences: ``"<x> devant <y> (99 %)"`` for each pair told apart,
     then ``"indiscernables : <x>, <y>..."`` for each set of two or more groups not told
     apart, then ``"<a> / <b> : <raison>"`` for each claim held back."""
     out = []

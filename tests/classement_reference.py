@@ -2,7 +2,7 @@
 ``domain/``: the rules of ADR-0081 written again with ``statistics`` on exact fractions and
 ``scipy.stats`` (a test-only reference). Used by the unit and integration tests.
 
-ALPHA is ADR-0081's family-wise 2 %; a group at most half the other's size has its spread
+ALPHA is ADR-0081's family-wise 1 %; a group at most half the other's size has its spread
 floored at the other's; a pair held back or without spread is judged last."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 from scipy import stats
 
 Rows = Sequence[tuple[int, int, int]]  # (evites, pilotage, corrections) per demande
-ALPHA = 0.02
+ALPHA = 0.01
 
 
 def unit(rows: Rows, selon: str) -> tuple[float, float]:

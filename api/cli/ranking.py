@@ -55,7 +55,7 @@ def classement(data: Path, database_url: str | None, fuseau: str | None,
                journal: Path | None, par: str, selon: str, minimum: int,
                apparier: str | None, as_json: bool, lock_timeout: int) -> None:
     """Rank the groups of --par by the taux de reprise (or net per demande), with 95 %
-    intervals, and say which group is ahead of which (98 %, adjusted for the number of
+    intervals, and say which group is ahead of which (99 %, adjusted for the number of
     pairs) or that they cannot be told apart yet, after folding whatever is pending (SPEC,
     "Ranking presets: the classement"; ADR-0081).
 

@@ -69,7 +69,7 @@ def classement_path(auth_errors: dict[str, Any]) -> dict[str, Any]:
     return {
         "summary": "The groups of a journal field (or client) ranked by taux_reprise (or "
                    "net per demande), with 95 % intervals and the verdict of every pair "
-                   "(98 %, adjusted for the number of pairs)",
+                   "(99 %, adjusted for the number of pairs)",
         "parameters": [
             {"name": "par", "in": "query", "required": True, "schema": field},
             {"name": "selon", "in": "query",

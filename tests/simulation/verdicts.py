@@ -70,7 +70,7 @@ NO_DIFFERENCE = [
     Cell("no difference, paired, 100 tasks", (2,) * 5, tasks=100),
     Cell("no difference, two presets, 100/100", (2, 2), (100, 100)),
 ]
-"""Where nothing differs, any claim is wrong: Holm's family-wise bound is 2 %."""
+"""Where nothing differs, any claim is wrong: Holm's family-wise bound is 1 %."""
 
 
 @dataclass(frozen=True)

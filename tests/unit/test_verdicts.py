@@ -2,9 +2,9 @@
 (issue 19, "Done when"; ADR-0081): fixed-seed simulations of data shaped like the
 plugin's (``tests.simulation``), balanced, near-equal and very unequal group sizes, five
 presets or the two closest alone, paired tasks, both criteria, plausible and heavy tails;
-where there is no difference at all, any claim is a wrong one, and a 98 % family-wise
-verdict is allowed its 2 % (asserted with a Monte Carlo margin). The verdicts must also
-find true differences where the ADR says they do. Deterministic; about a minute.
+and where there is no difference at all, when any claim is a wrong one (the 99 %
+family-wise level's bound is 1 %). The verdicts must also find true differences where
+the ADR says they do. Deterministic; about a minute.
 ``python -m tests.simulation.verdicts`` prints the ADR's whole table."""
 
 from __future__ import annotations
@@ -30,12 +30,13 @@ def test_where_presets_differ_at_most_one_run_in_a_hundred_has_a_wrong_verdict(
         assert outcome[selon].wrong <= 0.01, (selon, outcome[selon])
 
 
+@pytest.mark.parametrize("shape", ["plausible", "heavy"])
 @pytest.mark.parametrize("cell", NO_DIFFERENCE, ids=lambda c: c.name)
-def test_where_nothing_differs_a_claim_is_as_rare_as_a_98_percent_level_allows(
-        cell: Cell) -> None:
-    outcome = measure("plausible", cell, RUNS // 2 if cell.tasks else RUNS)
+def test_where_nothing_differs_at_most_one_run_in_a_hundred_makes_a_claim(
+        shape: str, cell: Cell) -> None:
+    outcome = measure(shape, cell, RUNS // 2 if cell.tasks else RUNS)
     for selon in ("taux", "net"):
-        assert outcome[selon].wrong <= 0.03, (selon, outcome[selon])
+        assert outcome[selon].wrong <= 0.01, (selon, outcome[selon])
 
 
 def test_verdicts_find_true_differences_as_groups_grow_and_pairing_helps() -> None:
@@ -49,7 +50,7 @@ def test_verdicts_find_true_differences_as_groups_grow_and_pairing_helps() -> No
     paired = measure("plausible", by_name["paired, 100 tasks"], 400)
     near = measure("plausible", by_name["300-304, best preset smallest"], 400)
     assert small["taux"].found < 0.02 < 0.2 < unequal["taux"].found
-    assert unpaired["taux"].found > 0.02 and near["taux"].found > 0.18
-    assert paired["net"].found > 0.04 and paired["net"].found > 4 * unpaired["net"].found
+    assert unpaired["taux"].found > 0.01 and near["taux"].found > 0.15
+    assert paired["net"].found > 0.03 and paired["net"].found > 4 * unpaired["net"].found
     # Ranking by taux names the truly best preset first far more often than by net.
     assert unpaired["taux"].rank_one > unpaired["net"].rank_one + 0.2
