@@ -5,7 +5,7 @@ README's embedding section gives them (issue 20; SDK docs ``docs/run/asgi.md`` a
 * ``sdk_app_with_our_routes``: our routes added to ``server.streamable_http_app()``, our
   lifespan entered inside the SDK's;
 * ``host_app_mounting_the_sdk``: MIAM's own Starlette app, our routes listed before
-  ``Mount("/", sdk_app)``, ``server.session_manager.run()`` and ours in its lifespan.
+  ``Mount("/", sdk_app)``, ours and ``server.session_manager.run()`` in its lifespan.
 
 MIAM's one bearer token is the SDK's ``TokenVerifier`` on ``/mcp``; the server has one
 tool, ``bilan``, which reads ``read_bilan`` in a worker thread as MIAM's tool does.
@@ -96,8 +96,10 @@ def host_app_mounting_the_sdk(data: Path, auth: Auth | None, *,
 
     @asynccontextmanager
     async def lifespan(host: Starlette) -> AsyncIterator[dict[str, Any]]:
-        async with server.session_manager.run(), open_economies(
-                Settings(data=data), host) as state:
+        # Ours first: a refusal raised inside the session manager's task group would
+        # reach uvicorn wrapped in an ExceptionGroup's traceback.
+        async with open_economies(Settings(data=data), host) as state, \
+                server.session_manager.run():
             yield state
 
     routes = [mount, *ours] if mount_first else [*ours, mount]

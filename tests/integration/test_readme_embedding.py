@@ -1,0 +1,72 @@
+"""The README's two MCP host shapes ("Using it from MIAM") are code that runs as printed
+(issue 20: "the embedding section alone is enough to build both shapes"): each block,
+shape 2 completed with shape 1's code up to the ``bilan`` tool as the README says, is
+loaded as a module, served by a real uvicorn, refuses a request without MIAM's token,
+takes the contract's example and shows net 2900; and MIAM's ``mypy --strict`` finds
+nothing to say of either."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import re
+from pathlib import Path
+from types import ModuleType
+
+import httpx
+import pytest
+from mypy import api as mypy_api
+
+from tests.conftest import EXAMPLE_BATCH
+from tests.integration.uvicorn_thread import serving
+
+ROOT = Path(__file__).parents[2]
+TOKEN = "miam-token-of-the-readme"
+
+
+def snippets() -> dict[str, str]:
+    """``{"shape1": code, "shape2": code}`` as the README prints them."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("*Shape 1: our routes"):text.index("To guard them with")]
+    first, second = re.findall(r"```python\n(.*?)```", section, re.S)
+    head = first[:first.index("app = server.streamable_http_app()")]
+    return {"shape1": first, "shape2": head + second}
+
+
+def load(name: str, code: str, where: Path) -> ModuleType:
+    path = where / f"{name}.py"
+    path.write_text(code, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(f"readme_{name}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("shape", ["shape1", "shape2"])
+def test_the_readmes_host_serves_the_example_behind_miams_token(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shape: str) -> None:
+    monkeypatch.setenv("MIAM_TOKEN", TOKEN)
+    monkeypatch.chdir(tmp_path)  # DATA is logs/mcp under the working directory
+    host = load(shape, snippets()[shape], tmp_path)
+    with serving(host.app) as url:
+        assert httpx.post(url + "/economies", json=EXAMPLE_BATCH).status_code == 401
+        assert httpx.get(url + "/economies/bilan").status_code == 401
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        posted = httpx.post(url + "/economies", json=copy.deepcopy(EXAMPLE_BATCH),
+                            headers=auth)
+        assert posted.json() == {"ok": True, "recus": 2, "doublons": 0}
+        bilan = httpx.get(url + "/economies/bilan", params={"attendre": "1"},
+                          headers=auth).json()
+    assert bilan["economies"]["claude-code"]["net"] == 2900
+    assert (tmp_path / "logs" / "mcp").is_dir()
+
+
+def test_the_readmes_hosts_pass_mypy_strict(tmp_path: Path) -> None:
+    files = []
+    for name, code in snippets().items():
+        (tmp_path / f"{name}.py").write_text(code, encoding="utf-8")
+        files.append(str(tmp_path / f"{name}.py"))
+    out, err, status = mypy_api.run(["--strict", "--no-incremental", "--cache-dir",
+                                     str(tmp_path / "cache"), *files])
+    assert status == 0, out + err
