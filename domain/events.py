@@ -17,6 +17,7 @@ the ubiquitous language.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -228,6 +229,19 @@ def stream_id(event_id: str) -> UUID:
     duplicates across requests, processes and restarts (ADR-0002).
     """
     return uuid5(NAMESPACE_URL, f"/economies/{event_id}")
+
+
+_STREAM_PREFIX = NAMESPACE_URL.bytes + b"/economies/"
+
+
+def stream_hex(event_id: str) -> str:
+    """``stream_id(event_id).hex``, without the two ``UUID`` objects ``uuid5`` builds: the
+    same SHA-1 of the namespace and the name, its version and variant bits set as RFC 4122
+    §4.3 says. The append keys a batch by it: a fifth of the uuid5 time (ADR-0116)."""
+    digest = bytearray(hashlib.sha1(_STREAM_PREFIX + event_id.encode()).digest()[:16])
+    digest[6] = (digest[6] & 0x0F) | 0x50  # version 5
+    digest[8] = (digest[8] & 0x3F) | 0x80  # RFC 4122 variant
+    return digest.hex()
 
 
 class EvenementRecu(DomainEvent):

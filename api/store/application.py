@@ -32,13 +32,12 @@ from eventsourcing.persistence import (
     IntegrityError,
     Mapper,
     PersistenceError,
-    StoredEvent,
     Transcoder,
 )
 from eventsourcing.utils import Environment, EnvType
 
 from miam_economies.api.store.mapper import EconomiesMapper, payload_text
-from miam_economies.api.store.recorders import EconomiesRecorder
+from miam_economies.api.store.recorders import EconomiesRecorder, Row
 from miam_economies.api.store.transcoder import OrjsonTranscoder
 from miam_economies.domain.acceptance import Payload
 from miam_economies.domain.events import (
@@ -47,7 +46,7 @@ from miam_economies.domain.events import (
     Stored,
     canonical,
     conflict_stream_id,
-    stream_id,
+    stream_hex,
 )
 from miam_economies.domain.instants import iso_utc
 
@@ -157,10 +156,11 @@ class EventStore(Application[UUID]):
             raise ValueError(f"{len(recus_le)} recu_le for {len(evenements)} events")
         # By identity: two equal events of one batch may carry different times.
         stamps = {id(ev): at for ev, at in zip(evenements, recus_le or (), strict=False)}
-        first_seen: dict[UUID, Payload] = {}
-        repeats: list[tuple[UUID, Payload]] = []
+        # Keyed by stream id as hex text: no UUID object per event (ADR-0116).
+        first_seen: dict[str, Payload] = {}
+        repeats: list[tuple[str, Payload]] = []
         for ev in evenements:
-            sid = stream_id(ev["id"])
+            sid = stream_hex(ev["id"])
             if sid in first_seen:
                 repeats.append((sid, ev))
             else:
@@ -174,23 +174,23 @@ class EventStore(Application[UUID]):
         finally:
             self._append_lock.release()
 
-    def _append(self, evenements: Sequence[Payload], first_seen: dict[UUID, Payload],
-                stamps: dict[int, str], repeats: list[tuple[UUID, Payload]],
+    def _append(self, evenements: Sequence[Payload], first_seen: dict[str, Payload],
+                stamps: dict[int, str], repeats: list[tuple[str, Payload]],
                 deadline: float | None) -> Appended:
         try:
             for _ in range(SAVE_ATTEMPTS):
                 if deadline is not None and time.monotonic() >= deadline:
                     raise StoreUnavailable("the store's write lock was not had in time")
                 # One query says which ids are stored and what they hold.
-                stored = self.economies_recorder.stored_states(list(first_seen))
+                stored = self.economies_recorder.stored_states_hex(list(first_seen))
                 new = [(sid, ev) for sid, ev in first_seen.items() if sid not in stored]
                 conflicts = self._conflicts(first_seen, stored, repeats)
                 unseen = set(conflicts) - self.stored(list(conflicts))
                 try:
                     if new or unseen:
-                        self._insert([*self._new_events(new, stamps),
-                                      *self._conflict_events(conflicts, unseen, stamps)],
-                                     deadline)
+                        self.economies_recorder.insert_rows(
+                            [*self._new_rows(new, stamps),
+                             *self._conflict_rows(conflicts, unseen, stamps)], deadline)
                 except IntegrityError:
                     # Another writer stored one of these ids since the check: the whole
                     # insert rolled back; filter again against what is now stored.
@@ -204,14 +204,8 @@ class EventStore(Application[UUID]):
             raise StoreUnavailable(str(exc)) from None
         raise StoreUnavailable(f"lost the race to other writers {SAVE_ATTEMPTS} times")
 
-    def _insert(self, events: list[StoredEvent], deadline: float | None) -> None:
-        if deadline is None:
-            self.recorder.insert_events(events)
-        else:
-            self.economies_recorder.insert_within(events, deadline)
-
-    def _conflicts(self, first_seen: dict[UUID, Payload], stored: dict[UUID, bytes],
-                   repeats: list[tuple[UUID, Payload]]
+    def _conflicts(self, first_seen: dict[str, Payload], stored: dict[str, bytes],
+                   repeats: list[tuple[str, Payload]]
                    ) -> dict[UUID, list[tuple[Payload, str]]]:
         """The doublons whose content differs from the version kept (the stored one, of
         ``stored`` states by stream, or the batch's first occurrence), by conflict
@@ -227,7 +221,7 @@ class EventStore(Application[UUID]):
         if not candidates:
             return {}
         payload_of = self.economies_mapper.stored_payload
-        kept: dict[UUID, tuple[str, str]] = {}  # canonical text and client, when needed
+        kept: dict[str, tuple[str, str]] = {}  # canonical text and client, when needed
         conflicts: dict[UUID, list[tuple[Payload, str]]] = {}
         for sid, ev in candidates:
             state = stored.get(sid)
@@ -244,26 +238,29 @@ class EventStore(Application[UUID]):
                     (ev, client))
         return conflicts
 
-    def _new_events(self, evenements: Sequence[tuple[UUID, Payload]],
-                    stamps: dict[int, str]) -> list[StoredEvent]:
-        """The stored form of each new event (``EconomiesMapper.received``). ``stamps``:
-        an import's own ``recu_le`` by event identity; the clock's otherwise."""
+    def _new_rows(self, evenements: Sequence[tuple[str, Payload]],
+                  stamps: dict[int, str]) -> list[Row]:
+        """The stored row of each new event: its state as ``EconomiesMapper.received``
+        writes it, byte for byte (``state_encoder``; ADR-0116). ``stamps``: an import's
+        own ``recu_le`` by event identity; the clock's otherwise."""
         now = self._clock()
         recu_le = iso_utc(now)
-        received = self.economies_mapper.received
-        return [received(sid, TOPICS[ev["type"]], payload_text(ev),
-                         stamps.get(id(ev), recu_le), now)
+        encode = self.economies_mapper.state_encoder(now)
+        return [(sid, TOPICS[ev["type"]],
+                 encode(payload_text(ev), stamps.get(id(ev), recu_le), None))
                 for sid, ev in evenements]
 
-    def _conflict_events(self, conflicts: dict[UUID, list[tuple[Payload, str]]],
-                         unseen: set[UUID], stamps: dict[int, str]) -> list[StoredEvent]:
+    def _conflict_rows(self, conflicts: dict[UUID, list[tuple[Payload, str]]],
+                       unseen: set[UUID], stamps: dict[int, str]) -> list[Row]:
         # A ConflitRecu per differing version not yet recorded: the version as received,
         # under the kept version's client. Its stream id is of its canonical text, so
         # re-sending the same differing version, in any key order, is recorded once.
+        if not unseen:
+            return []
         now = self._clock()
-        received = self.economies_mapper.received
-        return [received(sid, CONFLIT_TOPIC, payload_text(ev),
-                         stamps.get(id(ev)) or iso_utc(now), now, client)
+        encode = self.economies_mapper.state_encoder(now)
+        return [(sid.hex, CONFLIT_TOPIC,
+                 encode(payload_text(ev), stamps.get(id(ev)) or iso_utc(now), client))
                 for sid, [(ev, client), *_] in conflicts.items() if sid in unseen]
 
     def read(self, start: int, limit: int) -> list[tuple[int, Stored]]:

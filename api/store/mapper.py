@@ -14,7 +14,7 @@ values a projection folds, without a domain event object per event (ADR-0062).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 from uuid import UUID
@@ -123,6 +123,38 @@ class EconomiesMapper(Mapper[UUID]):
         if self.cipher:
             stored_state = self.cipher.encrypt(stored_state)
         return StoredEvent(stream, 1, topic, stored_state)
+
+    def state_encoder(self, timestamp: datetime) -> Callable[[str, str, str | None], bytes]:
+        """A function ``(payload, recu_le, client) -> state``: the ``state`` of
+        ``received(stream, topic, payload, recu_le, timestamp, client)``, byte for byte,
+        for the many events of one batch (a test pins them equal).
+
+        With ``OrjsonTranscoder`` and neither compressor nor cipher (the service's
+        configuration), the document's head (its timestamp) is encoded once and each
+        state is that head, the payload's JSON string and its tail concatenated: orjson
+        writes a dict's keys in order, so these are the transcoder's exact bytes, without
+        a dict or a ``StoredEvent`` per event (ADR-0116). Any other configuration goes
+        through ``received``.
+        """
+        if not isinstance(self.transcoder, OrjsonTranscoder) or self.compressor \
+                or self.cipher:
+            def general(payload: str, recu_le: str, client: str | None = None) -> bytes:
+                return self.received(UUID(int=0), "", payload, recu_le, timestamp,
+                                     client).state
+            return general
+        dumps = orjson.dumps
+        head = b'{"timestamp":' + dumps(self._timestamp(timestamp)) + b',"payload":'
+        tails: dict[tuple[str, str | None], bytes] = {}
+
+        def encode(payload: str, recu_le: str, client: str | None = None) -> bytes:
+            tail = tails.get((recu_le, client))
+            if tail is None:
+                tail = b',"recu_le":' + dumps(recu_le)
+                if client is not None:
+                    tail += b',"client":' + dumps(client)
+                tail = tails[recu_le, client] = tail + b"}"
+            return head + dumps(payload) + tail
+        return encode
 
     def _timestamp(self, timestamp: datetime) -> Any:
         """``timestamp`` as the transcoder will write it: for ``OrjsonTranscoder``, its

@@ -14,6 +14,10 @@ from uuid import UUID
 
 from eventsourcing.persistence import ApplicationRecorder, StoredEvent
 
+Row = tuple[str, str, bytes]
+"""A new event's row as the append builds it: its stream id as hex text, its topic and its
+stored state (version 1 of its stream, ADR-0002)."""
+
 
 class EconomiesRecorder(ApplicationRecorder):
     """An application recorder that can also say which streams exist, read their first
@@ -44,6 +48,24 @@ class EconomiesRecorder(ApplicationRecorder):
         ``ids`` that exists, by stream id: one query, which says both which streams exist
         and what they hold (the append's existence and conflict check, ADR-0061). Raises
         ``PersistenceError``."""
+
+    def stored_states_hex(self, ids: Sequence[str]) -> dict[str, bytes]:
+        """``stored_states`` keyed by stream ids as hex text (``domain.events.stream_hex``),
+        the append's own keys: a backend that stores hex answers without a ``UUID`` per id
+        (ADR-0116). Raises ``PersistenceError``."""
+        return {sid.hex: state for sid, state
+                in self.stored_states([UUID(hex=i) for i in ids]).items()}
+
+    def insert_rows(self, rows: Sequence[Row], deadline: float | None) -> None:
+        """Insert ``rows`` (``(stream id hex, topic, state)``, each version 1 of its
+        stream) in one transaction: ``insert_within(..., deadline)``, or ``insert_events``
+        without a deadline. This default builds the ``StoredEvent`` objects; a backend
+        may write the rows as they are (ADR-0116). Raises as those do."""
+        events = [StoredEvent(UUID(hex=sid), 1, topic, state) for sid, topic, state in rows]
+        if deadline is None:
+            self.insert_events(events)
+        else:
+            self.insert_within(events, deadline)
 
     @abstractmethod
     def select_states(self, start: int, limit: int) -> list[tuple[int, str, bytes]]:

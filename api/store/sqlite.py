@@ -19,7 +19,7 @@ from eventsourcing.sqlite import (
     SQLiteCursor,
 )
 
-from miam_economies.api.store.recorders import EconomiesRecorder
+from miam_economies.api.store.recorders import EconomiesRecorder, Row
 
 
 class SQLiteEconomiesRecorder(EconomiesRecorder, SQLiteApplicationRecorder):
@@ -39,6 +39,24 @@ class SQLiteEconomiesRecorder(EconomiesRecorder, SQLiteApplicationRecorder):
             finally:
                 cursor.execute(f"PRAGMA busy_timeout = {configured}")
 
+    def insert_rows(self, rows: Sequence[Row], deadline: float | None) -> None:
+        """See ``EconomiesRecorder.insert_rows``: the rows as they are, hex ids being what
+        this table stores, in one ``executemany`` (the library's statement), the busy
+        timeout bounded by ``deadline`` as ``insert_within`` bounds it."""
+        params = [(sid, 1, topic, state) for sid, topic, state in rows]
+        if deadline is None:
+            with self.datastore.transaction(commit=True) as cursor:
+                cursor.executemany(self.insert_events_statement, params)
+            return
+        configured = int((self.datastore.pool.lock_timeout
+                          or SQLITE3_DEFAULT_LOCK_TIMEOUT) * 1000)
+        with self.datastore.transaction(commit=True) as cursor:
+            cursor.execute(f"PRAGMA busy_timeout = {self.milliseconds_left(deadline)}")
+            try:
+                cursor.executemany(self.insert_events_statement, params)
+            finally:
+                cursor.execute(f"PRAGMA busy_timeout = {configured}")
+
     def _insert_events(self, c: SQLiteCursor, stored_events: Sequence[StoredEvent],
                        **kwargs: Any) -> Sequence[int] | None:
         """One ``executemany``, as the library's aggregate recorder inserts, rather than
@@ -47,11 +65,22 @@ class SQLiteEconomiesRecorder(EconomiesRecorder, SQLiteApplicationRecorder):
         return SQLiteAggregateRecorder._insert_events(self, c, stored_events, **kwargs)
 
     def _select(self, columns: str, ids: Sequence[UUID]) -> list[Any]:
+        return self._select_hex(columns, [i.hex for i in ids])
+
+    def _select_hex(self, columns: str, ids: Sequence[str]) -> list[Any]:
         marks = ",".join("?" * len(ids))
-        with self.datastore.transaction(commit=False) as cursor:
+        with self.datastore.transaction(commit=False) as c:
+            cursor = c.sqlite_cursor
+            cursor.row_factory = None  # plain tuples: an sqlite3.Row per row costs
             cursor.execute(f"SELECT {columns} FROM {self.events_table_name} "
-                           f"WHERE originator_id IN ({marks})", [i.hex for i in ids])
-            return cursor.fetchall()  # type: ignore[no-any-return]
+                           f"WHERE originator_id IN ({marks})", ids)
+            return cursor.fetchall()
+
+    def stored_states_hex(self, ids: Sequence[str]) -> dict[str, bytes]:
+        """See ``EconomiesRecorder.stored_states_hex``: the stored hex text itself."""
+        if not ids:
+            return {}
+        return dict(self._select_hex("originator_id, state", ids))
 
     def stored_streams(self, ids: Sequence[UUID]) -> set[UUID]:
         """See ``EconomiesRecorder.stored_streams``."""

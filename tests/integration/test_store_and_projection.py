@@ -78,8 +78,11 @@ def test_appended_events_are_stored_as_the_library_mapper_would_store_them(
     store = EventStore(Database(SQLITE, path=tmp_path / "store.sqlite").store_env())
     try:
         store.append(accept_batch(copy.deepcopy(EXAMPLE_BATCH)))
+        differing = copy.deepcopy(EXAMPLE_BATCH)
+        differing["evenements"][0]["client"] = "autre-client-é"
+        assert store.append(accept_batch(differing)).conflits == 1
         notifications = store.recorder.select_notifications(start=1, limit=10)
-        assert len(notifications) == 2
+        assert len(notifications) == 3  # the two events, and the differing version
         for n in notifications:
             expected = library.to_stored_event(library.to_domain_event(n))
             assert (n.topic, n.state) == (expected.topic, expected.state)

@@ -23,6 +23,8 @@ from miam_economies.domain.events import (
     Conflit,
     ConflitRecu,
     from_payload,
+    stream_hex,
+    stream_id,
 )
 from tests.corpus import generate
 
@@ -113,3 +115,22 @@ def test_values_reads_the_topics_of_stores_written_before_the_package_was_rename
     assert value == from_payload(event)
     with pytest.raises(TypeError):
         ours.values([(1, get_topic(Conflit), state)])
+
+
+@given(kind=KINDS, moment=MOMENTS, payload=TEXT, recu_le=TEXT,
+       client=st.none() | TEXT)
+def test_the_batch_encoder_writes_the_received_events_state_byte_for_byte(
+        kind: str, moment: datetime, payload: str, recu_le: str, client: str | None) -> None:
+    # The append's lean path (ADR-0116) concatenates the transcoder's bytes: the same
+    # state as received(), hence as the library's mapper (test above), for any text.
+    topic = get_topic(STORED_CLASSES[kind] if client is None else ConflitRecu)
+    for mapper in (SHARED, EconomiesMapper(OrjsonTranscoder(), compressor=ZlibCompressor())):
+        encode = mapper.state_encoder(moment)
+        expected = mapper.received(uuid4(), topic, payload, recu_le, moment, client).state
+        assert encode(payload, recu_le, client) == expected
+        assert encode(payload, recu_le, client) == expected  # its cached tail too
+
+
+@given(event_id=st.text(max_size=300))
+def test_a_stream_id_as_hex_is_uuid5s(event_id: str) -> None:
+    assert stream_hex(event_id) == stream_id(event_id).hex
