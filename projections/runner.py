@@ -21,6 +21,7 @@ from eventsourcing.persistence import IntegrityError, OperationalError
 
 from miam_economies.domain.formulas import FORMULES
 from miam_economies.projections.journal import JournalFollower
+from miam_economies.projections.pacing import LocalPacing, Pacing
 from miam_economies.projections.projection import BilanProjection
 from miam_economies.projections.source import EventSource
 from miam_economies.projections.view import BilanView
@@ -69,6 +70,8 @@ class CatchUpRunner:
     burst of POSTs is thus answered without the fold competing for the interpreter, and
     folded right after it; under sustained load, once ``max_defer`` has passed, the runner
     folds until it has caught up, then may defer again. ``max_defer=0`` never defers.
+    ``pacing``: where that signal lives (``LocalPacing`` by default; shared by the
+    processes of one SQLite data directory when another process folds: ADR-0115).
     """
 
     def __init__(self, source: EventSource, projection: BilanProjection, *,
@@ -76,7 +79,8 @@ class CatchUpRunner:
                  follow_active: bool = False, page_size: int = 500,
                  read_size: int | None = None,
                  poll_interval: float = 1.0, retry_delay: float = 0.5,
-                 quiet: float = 0.05, max_defer: float = 0.0):
+                 quiet: float = 0.05, max_defer: float = 0.0,
+                 pacing: Pacing | None = None):
         self.source = source
         self.projection = projection
         self.journal = journal
@@ -88,11 +92,8 @@ class CatchUpRunner:
         self.quiet = quiet
         self.max_defer = max_defer
         self.last_error: str | None = None
-        # Written only by the event loop's thread (ingesting, wait_for), read by the
-        # runner's: plain attributes suffice.
-        self._ingesting = 0
-        self._waiting = 0
-        self._last_ingest = 0.0
+        self.pacing: Pacing = pacing or LocalPacing()
+        self._said_failing: bool | None = None  # what the pacing was last told
         self._deferred_since: float | None = None
         self._wakeup = threading.Event()
         self._stopping = threading.Event()
@@ -197,22 +198,22 @@ class CatchUpRunner:
     def ingesting(self) -> Iterator[None]:
         """Mark a batch being ingested (from the event loop's thread only): the thread
         defers its next page until ingestion has been quiet (see the class)."""
-        self._ingesting += 1
+        self.pacing.begin_ingest()
         try:
             yield
         finally:
-            self._ingesting -= 1
-            self._last_ingest = time.monotonic()
+            self.pacing.end_ingest()
 
     def _deferring(self) -> bool:
         # Runner thread only. Pages are put off at most max_defer from the first time one
         # was; then the runner folds until it has caught up (``_deferred_since`` stays
         # set, expired, until a step finds nothing), so the lag stays bounded under
         # sustained load instead of growing by a page a second.
-        if self.max_defer <= 0 or self._waiting:
+        ingesting, last_ingest, waiting, _ = self.pacing.state()
+        if self.max_defer <= 0 or waiting:
             return False
         now = time.monotonic()
-        if self._ingesting == 0 and now - self._last_ingest >= self.quiet:
+        if ingesting == 0 and now - last_ingest >= self.quiet:
             return False
         if self._deferred_since is None:
             self._deferred_since = now
@@ -225,8 +226,15 @@ class CatchUpRunner:
         return self._deferred_since
 
     def wake(self) -> None:
-        """Tell the runner new events were appended (cheap; safe from any thread)."""
+        """Tell the runner new events were appended (cheap; safe from any thread), in
+        this process or, through ``pacing``, in another."""
         self._wakeup.set()
+        self.pacing.appended()
+
+    @property
+    def failing(self) -> bool:
+        """Whether the last page failed, here or in the process that folds (ADR-0115)."""
+        return self.last_error is not None or self.pacing.failing()
 
     async def wait_for(self, position: int, timeout: float) -> bool:
         """Wait, without blocking the event loop (each look runs in a worker thread),
@@ -237,7 +245,7 @@ class CatchUpRunner:
         send no signal. Raises ``PersistenceError``.
         """
         deadline = time.monotonic() + timeout
-        self._waiting += 1  # a reader waits: fold now, even during ingestion
+        self.pacing.begin_wait()  # a reader waits: fold now, even during ingestion
         try:
             self.wake()  # the journal is otherwise only looked at every poll_interval
             # SQLite reads: in a worker thread, never on the event loop.
@@ -247,7 +255,7 @@ class CatchUpRunner:
                 await asyncio.sleep(0.02)
             return True
         finally:
-            self._waiting -= 1
+            self.pacing.end_wait()
 
     def _caught_up(self, position: int) -> bool:
         if self.follow_active:
@@ -268,15 +276,32 @@ class CatchUpRunner:
                 if n == 0:
                     self._deferred_since = None  # caught up: the next burst may wait
                 self.last_error = None
+                if self._said_failing is not False:  # also clears a restarted process's
+                    self.pacing.set_failing(False)
+                    self._said_failing = False
                 delay = self.retry_delay
             except IntegrityError:
                 continue  # another runner folded this page first
             except Exception as exc:  # a runner that dies silently would freeze the bilan
                 self.last_error = f"{type(exc).__name__}: {exc}"
+                self.pacing.set_failing(True)
+                self._said_failing = True
                 log.exception("projection %s: page failed; retrying in %.1f s",
                               self.projection.tracking_name, delay)
                 self._stopping.wait(delay)
                 delay = min(delay * 2, 30.0)
                 continue
             if n == 0:
-                self._wakeup.wait(self.poll_interval)
+                self._idle()
+
+    def _idle(self) -> None:
+        # Until woken, or poll_interval passes. An append of another process says so
+        # only through the shared pacing's count, looked at every 10 ms (ADR-0115).
+        if not self.pacing.cross_process:
+            self._wakeup.wait(self.poll_interval)
+            return
+        appends = self.pacing.state()[3]
+        deadline = time.monotonic() + self.poll_interval
+        while not self._wakeup.wait(0.01):
+            if self.pacing.state()[3] != appends or time.monotonic() >= deadline:
+                return

@@ -23,6 +23,7 @@ from miam_economies.api.cli.main import (
     journal_option,
     main,
 )
+from miam_economies.api.cli.projector import Projector
 from miam_economies.api.cli.workers import WORKER_APP, WORKER_HTTP, worker_environment
 from miam_economies.api.http.app import create_app
 from miam_economies.api.http.headers import MAX_HEADERS
@@ -64,6 +65,10 @@ from miam_economies.projections.view import ProjectionMismatch
               help="Seconds a connection may take to send a request's headers (then closed).")
 @click.option("--metrics-public", is_flag=True, envvar="MIAM_ECONOMIES_METRICS_PUBLIC",
               show_envvar=True, help="Serve GET /metrics without the bearer token.")
+@click.option("--projection", type=click.Choice(["process", "thread"]), default="process",
+              show_default=True, envvar="MIAM_ECONOMIES_PROJECTION", show_envvar=True,
+              help="On SQLite, fold the bilan in a child process (off the POSTs' "
+              "interpreter) or in a thread of the server (ADR-0115).")
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1),
               envvar="MIAM_ECONOMIES_WORKERS", show_envvar=True,
               help="uvicorn worker processes (more than 1 needs PostgreSQL).")
@@ -71,10 +76,11 @@ from miam_economies.projections.view import ProjectionMismatch
 @click.option("--token", envvar="MIAM_ECONOMIES_TOKEN", show_envvar=True, hidden=True)
 def serve(data: Path, database_url: str | None, fuseau: str | None, journal: Path | None,
           host: str, allow_non_loopback: bool, port: int, max_body: int, lock_timeout: int,
-          body_timeout: float, header_timeout: float, metrics_public: bool, workers: int,
-          token: str | None) -> None:
-    """Serve POST /economies and GET /economies/bilan. On SQLite the projection runs
-    in-process; on PostgreSQL run `miam-economies project` beside (ADR-0031)."""
+          body_timeout: float, header_timeout: float, metrics_public: bool,
+          projection: str, workers: int, token: str | None) -> None:
+    """Serve POST /economies and GET /economies/bilan. On SQLite the projection is folded
+    by a child process this one starts and watches (--projection); on PostgreSQL run
+    `miam-economies project` beside (ADR-0031, ADR-0115)."""
     if not _is_loopback(host):
         if not allow_non_loopback:
             raise click.BadParameter(f"{host} is not a loopback address: the events would be "
@@ -96,9 +102,11 @@ def serve(data: Path, database_url: str | None, fuseau: str | None, journal: Pat
         click.echo("bearer token: from MIAM_ECONOMIES_TOKEN", err=True)
     if fuseau is not None:
         _check_zone(fuseau)
+    postgres = (database_url or "").startswith(("postgresql:", "postgres:"))
     settings = Settings(data=data, token=token, max_body=max_body, lock_timeout=lock_timeout,
                         fuseau=fuseau, journal=journal, body_timeout=body_timeout,
-                        metrics_public=metrics_public, database_url=database_url)
+                        metrics_public=metrics_public, database_url=database_url,
+                        fold_in_thread=projection == "thread")
     click.echo(f"events in {_where(settings)}", err=True)
     try:  # fail before serving, with a message, rather than in the lifespan
         with open_services(settings, run_projections=False):
@@ -118,7 +126,16 @@ def serve(data: Path, database_url: str | None, fuseau: str | None, journal: Pat
         h11_max_incomplete_event_size=MAX_HEADERS, timeout_keep_alive=5,
         limit_concurrency=64, timeout_graceful_shutdown=10)
     if workers == 1:
-        uvicorn.run(create_app(settings), http=guarded_h11(header_timeout), **limits)
+        projector = None if postgres or settings.fold_in_thread else Projector(settings)
+        if projector is not None:
+            projector.start()
+            click.echo("projection: folded by a child process (miam-economies project)",
+                       err=True)
+        try:
+            uvicorn.run(create_app(settings), http=guarded_h11(header_timeout), **limits)
+        finally:
+            if projector is not None:
+                projector.stop()
         return
     # Each worker is a fresh process (spawned): it rebuilds the app from these settings,
     # handed down through its environment, with the same protocol limits (api.workers).
@@ -130,8 +147,11 @@ def serve(data: Path, database_url: str | None, fuseau: str | None, journal: Pat
 @data_option
 @fuseau_option
 @journal_option
+@click.option("--parent-pid", type=int, hidden=True,
+              help="Exit when the process of this pid is no longer this one's parent "
+              "(serve's projector, ADR-0115).")
 def project(data: Path, database_url: str | None, fuseau: str | None,
-            journal: Path | None) -> None:
+            journal: Path | None, parent_pid: int | None) -> None:
     """Follow the event store and fold it into the bilan, in this process, until stopped
     (SIGTERM or Ctrl-C). The server does this itself on SQLite; on PostgreSQL run one
     beside `serve`. A second one started by mistake folds nothing twice (ADR-0031)."""
@@ -143,6 +163,8 @@ def project(data: Path, database_url: str | None, fuseau: str | None,
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
+    if parent_pid is not None:
+        threading.Thread(target=_orphaned, args=(parent_pid, stop), daemon=True).start()
     try:
         with open_services(settings, run_projections=False) as services:
             click.echo(f"projecting {_where(settings)} into "
@@ -150,6 +172,14 @@ def project(data: Path, database_url: str | None, fuseau: str | None,
             follow(services, stop)
     except (ProjectionMismatch, ZoneInfoNotFoundError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
+
+
+def _orphaned(parent_pid: int, stop: threading.Event) -> None:
+    """Set ``stop`` once ``parent_pid`` is no longer this process's parent (it died, even
+    by ``kill -9``: the child is re-parented). Looks every half second."""
+    while not stop.wait(0.5):
+        if os.getppid() != parent_pid:
+            stop.set()
 
 
 def _is_loopback(host: str) -> bool:

@@ -22,6 +22,7 @@ from zoneinfo import ZoneInfo
 from eventsourcing.persistence import PersistenceError
 
 from miam_economies.api.extras import require
+from miam_economies.api.service.pacing import PACING_FILE, SharedPacing
 from miam_economies.api.service.services import Services
 from miam_economies.api.service.serving import follower, open_active
 from miam_economies.api.service.settings import Settings
@@ -130,8 +131,11 @@ def open_services(settings: Settings, *,
 
     With ``run_projections`` the runner follows the log (and MIAM's journal) in a
     background thread, woken by every append of this process (ADR-0004); without, callers
-    run ``runner.catch_up()``. None (the default) runs it on SQLite only: on PostgreSQL
-    the projection is ``miam-economies project``'s, a process of its own (ADR-0031).
+    run ``runner.catch_up()``. None (the default) runs it on SQLite unless
+    ``settings.fold_in_thread`` is False: on PostgreSQL the projection is
+    ``miam-economies project``'s, a process of its own (ADR-0031), and ``serve`` on SQLite
+    starts one too (ADR-0115). On SQLite, ingestion first holds across the processes of
+    one data directory (``api.service.pacing``).
     Raises ``ValueError`` for a malformed database URL, ``OSError`` when the data
     directory cannot be created, ``ZoneInfoNotFoundError`` for an unknown ``fuseau``,
     ``ProjectionMismatch`` when the view was built with another explicit zone or journal
@@ -141,15 +145,18 @@ def open_services(settings: Settings, *,
         ZoneInfo(settings.fuseau)  # an unknown zone fails before anything is created
     database = settings.database
     if run_projections is None:
-        run_projections = not database.is_postgres
+        run_projections = not database.is_postgres and settings.fold_in_thread
     settings.data.mkdir(parents=True, exist_ok=True)
     if database.path is not None:
         database.path.parent.mkdir(parents=True, exist_ok=True)
         for path in (database.path, database.projections_path):
             _create_private(path)
     store = open_store(database, settings.lock_timeout)
+    pacing = None
     try:
         view, datastore = open_view(database, settings.lock_timeout)
+        if database.path is not None:
+            pacing = SharedPacing(database.path.with_name(PACING_FILE))
     except BaseException:
         store.close()
         raise
@@ -161,7 +168,7 @@ def open_services(settings: Settings, *,
                                      FORMULES[recorded.formule])
         runner = CatchUpRunner(store, projection, journal=journal,
                                follow_active=True, poll_interval=settings.poll_interval,
-                               max_defer=MAX_DEFER)
+                               max_defer=MAX_DEFER, pacing=pacing)
         store.on_append(runner.wake)
         if run_projections:
             runner.start()
@@ -172,3 +179,5 @@ def open_services(settings: Settings, *,
     finally:
         datastore.close()
         store.close()
+        if pacing is not None:
+            pacing.close()

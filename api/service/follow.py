@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 
+from miam_economies.api.service.pacing import SharedPacing
 from miam_economies.api.service.services import Services
 
 
@@ -21,6 +22,8 @@ def follow(services: Services, stop: threading.Event) -> None:
     another process, until ``stop`` is set; the caller's ``open_services`` stops the
     runner on exit. Errors of a page are the runner's: logged, shown, retried (ADR-0004).
     """
+    if isinstance(services.runner.pacing, SharedPacing):
+        services.runner.pacing.cross_process = True  # appends come from other processes
     listener = threading.Thread(
         target=services.store.economies_recorder.listen, name="projection-listener",
         args=(services.runner.wake, stop), daemon=True)

@@ -40,7 +40,9 @@ class Settings:
     ``delegations.jsonl`` (None: ``data/delegations.jsonl``, the contract's layout);
     ``metrics_public``: serve ``GET /metrics`` without the bearer token (ADR-0023);
     ``database_url``: where the events and projections live (``api.backends``; None:
-    ``sqlite:///data/economies.sqlite``, ADR-0031).
+    ``sqlite:///data/economies.sqlite``, ADR-0031); ``fold_in_thread``: on SQLite, fold
+    the projection in a thread of this process (MIAM's embedded use); False when another
+    process folds it (``serve``'s projector process, ADR-0115).
     """
 
     data: Path
@@ -54,6 +56,7 @@ class Settings:
     journal: Path | None = None
     metrics_public: bool = False
     database_url: str | None = None
+    fold_in_thread: bool = True
 
     @property
     def journal_path(self) -> Path:
