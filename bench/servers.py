@@ -1,5 +1,6 @@
-"""The bench's servers and corpus: a real ``miam-economies serve`` (or the naive design)
-in a subprocess on loopback, its clients, and the generated batches they post."""
+"""The bench's servers and corpus: a real ``miam-economies serve``, the naive design or
+the bare append, in a subprocess on loopback; its clients, and the generated batches they
+post."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from typing import Any
 
 import httpx
 
+from bench import proc
 from tests.conftest import TOKEN, _free_port
 from tests.corpus import generate
 
@@ -44,15 +46,20 @@ def bodies(events: list[dict[str, Any]]) -> list[bytes]:
 # --- Servers ------------------------------------------------------------------------------
 
 
+KINDS = ("ours", "bare", "naive")
+"""The servers: ``miam-economies serve``, ``bench.bare`` and ``bench.naive``."""
+
+
 @dataclass
 class Server:
-    """A server subprocess on 127.0.0.1: ours (``miam-economies serve``) or the naive one.
+    """A server subprocess on 127.0.0.1 of ``kind`` (``KINDS``): ours (``miam-economies
+    serve``), the bare append (``bench.bare``) or the naive design (``bench.naive``).
 
     ``startup``: seconds from spawn to the first 200 of ``GET /economies/bilan``.
     """
 
     data: Path
-    naive: bool = False
+    kind: str = "ours"
     port: int = field(default_factory=_free_port)
     startup: float = 0.0
     process: subprocess.Popen[bytes] | None = None
@@ -61,14 +68,21 @@ class Server:
     projector: subprocess.Popen[bytes] | None = None
 
     @property
+    def naive(self) -> bool:
+        """Whether this is the naive design."""
+        return self.kind == "naive"
+
+    @property
     def url(self) -> str:
         """Base URL."""
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> None:
         """Spawn and wait for a first 200 on the bilan (at most 120 s)."""
-        if self.naive:
-            command = [sys.executable, "-m", "bench.naive", "--data", str(self.data),
+        if self.kind not in KINDS:
+            raise ValueError(f"no server of kind {self.kind!r}; known: {KINDS}")
+        if self.kind != "ours":
+            command = [sys.executable, "-m", f"bench.{self.kind}", "--data", str(self.data),
                        "--port", str(self.port)]
         else:
             command = [str(Path(sys.executable).with_name("miam-economies")), "serve",
@@ -78,19 +92,21 @@ class Server:
         if self.database_url is not None:
             env["MIAM_ECONOMIES_DATABASE_URL"] = self.database_url
         self.data.mkdir(parents=True, exist_ok=True)
-        log = open(self.data.parent / f"server-{self.port}.log", "ab")  # noqa: SIM115
+        log_path = self.data.parent / f"server-{self.port}.log"
         started = time.perf_counter()
-        self.process = subprocess.Popen(command, env=env, stdout=log, stderr=log)
-        if self.database_url is not None:  # the projection is a process of its own
-            self.projector = subprocess.Popen(
-                [str(Path(sys.executable).with_name("miam-economies")), "project",
-                 "--data", str(self.data)], env=env, stdout=log, stderr=log)
+        # The children keep the log open; this process needs no handle on it.
+        with log_path.open("ab") as log:
+            self.process = subprocess.Popen(command, env=env, stdout=log, stderr=log)
+            if self.database_url is not None:  # the projection is a process of its own
+                self.projector = subprocess.Popen(
+                    [str(Path(sys.executable).with_name("miam-economies")), "project",
+                     "--data", str(self.data)], env=env, stdout=log, stderr=log)
         deadline = time.monotonic() + 120
         with httpx.Client(base_url=self.url, timeout=120,
                           headers={"Authorization": f"Bearer {TOKEN}"}) as client:
             while time.monotonic() < deadline:
                 if self.process.poll() is not None:
-                    raise RuntimeError(f"server exited: see {log.name}")
+                    raise RuntimeError(f"server exited: see {log_path}")
                 try:
                     if client.get("/economies/bilan").status_code == 200:
                         self.startup = time.perf_counter() - started
@@ -103,9 +119,18 @@ class Server:
     def peak_rss_mb(self) -> float:
         """The process's peak resident set size so far (``VmHWM``), MB."""
         assert self.process is not None
-        status = Path(f"/proc/{self.process.pid}/status").read_text()
-        line = next(x for x in status.splitlines() if x.startswith("VmHWM:"))
-        return int(line.split()[1]) / 1024
+        return proc.peak_rss_mb(self.process.pid)
+
+    def descendants_peak_rss_mb(self) -> float:
+        """The sum of its live descendants' peak resident set sizes (``VmHWM``), MB: the
+        projection's process of ``serve`` on SQLite, uvicorn's workers."""
+        assert self.process is not None
+        return sum(proc.peak_rss_mb(pid) for pid in proc.descendants(self.process.pid))
+
+    def cpu(self) -> proc.Snapshot:
+        """The CPU seconds of the server process and its descendants so far."""
+        assert self.process is not None
+        return proc.snapshot(self.process.pid)
 
     def stop(self) -> None:
         """SIGTERM and wait (the server, and its projector on PostgreSQL)."""
@@ -116,9 +141,9 @@ class Server:
 
 
 @contextmanager
-def serving(data: Path, naive: bool = False) -> Iterator[Server]:
-    """A started ``Server``, stopped on exit."""
-    server = Server(data, naive)
+def serving(data: Path, kind: str = "ours") -> Iterator[Server]:
+    """A started ``Server`` of ``kind``, stopped on exit."""
+    server = Server(data, kind)
     server.start()
     try:
         yield server
@@ -133,12 +158,36 @@ def client_for(server: Server) -> httpx.Client:
                                  "Content-Type": "application/json"})
 
 
-def post_all(server: Server, batches: list[bytes],
-             clients: int) -> tuple[float, list[float], float]:
-    """Post every batch, ``clients`` connections at once (closed loop); return events/s
-    acknowledged, each POST's seconds, and events/s until the bilan shows them all (the
-    projection's catch-up included: ``GET /economies/bilan?attendre=1``). Every POST must
-    be a 200 with no doublon."""
+@dataclass
+class Posted:
+    """One closed-loop ingest section (``post_all``): ``events`` acknowledged by ``posts``
+    POSTs in ``seconds``; ``current`` seconds until the bilan showed them all (ours; the
+    same as ``seconds`` for the references, which answer once stored); each POST's
+    seconds (``latencies``); the server's CPU seconds over the section, its own process
+    (``cpu_server``) and its descendants' (``cpu_descendants``)."""
+
+    events: int
+    posts: int
+    seconds: float
+    current: float
+    latencies: list[float]
+    cpu_server: float
+    cpu_descendants: float
+
+    def figures(self) -> dict[str, Any]:
+        """The section's figures: ``rate`` and ``until_current`` (events/s),
+        ``cpu_server_ms`` and ``cpu_descendants_ms`` (ms per POST), ``latencies`` (s)."""
+        return {"rate": self.events / self.seconds, "until_current": self.events / self.current,
+                "cpu_server_ms": self.cpu_server / self.posts * 1000,
+                "cpu_descendants_ms": self.cpu_descendants / self.posts * 1000,
+                "latencies": self.latencies}
+
+
+def post_all(server: Server, batches: list[bytes], clients: int) -> Posted:
+    """Post every batch, ``clients`` connections at once (closed loop). Ours is then read
+    with ``GET /economies/bilan?attendre=1`` (the projection's catch-up included), which
+    must count every event. The server's CPU is read just before the first POST and at the
+    end, before the server stops. Every POST must be a 200 with no doublon."""
     shares = [batches[i::clients] for i in range(clients)]
     latencies: list[list[float]] = [[] for _ in range(clients)]
     errors: list[str] = []
@@ -157,6 +206,7 @@ def post_all(server: Server, batches: list[bytes],
     threads = [threading.Thread(target=worker, args=(i,)) for i in range(clients)]
     for thread in threads:
         thread.start()
+    before = server.cpu()
     barrier.wait()
     started = time.perf_counter()
     for thread in threads:
@@ -165,9 +215,13 @@ def post_all(server: Server, batches: list[bytes],
     if errors:
         raise RuntimeError(f"{len(errors)} POSTs failed: {errors[0]}")
     events = sum(body.count(b'"schema"') for body in batches)
-    with client_for(server) as http:
-        bilan = http.get("/economies/bilan", params={"attendre": "1"}).json()
-    current = time.perf_counter() - started
-    if not server.naive and bilan["provenance"]["evenements"] != events:
-        raise RuntimeError(f"the bilan shows {bilan['provenance']['evenements']} events")
-    return events / elapsed, [x for each in latencies for x in each], events / current
+    current = elapsed
+    if server.kind == "ours":
+        with client_for(server) as http:
+            bilan = http.get("/economies/bilan", params={"attendre": "1"}).json()
+        current = time.perf_counter() - started
+        if bilan["provenance"]["evenements"] != events:
+            raise RuntimeError(f"the bilan shows {bilan['provenance']['evenements']} events")
+    cpu_server, cpu_descendants = proc.between(before, server.cpu())
+    return Posted(events, len(batches), elapsed, current,
+                  [x for each in latencies for x in each], cpu_server, cpu_descendants)

@@ -1,4 +1,4 @@
-"""The requests the plugin really sends (issue 14, items 2 and 3), on one server.
+"""The requests the plugin really sends (issue 14, items 2 and 3; issue 22, item 3).
 
 The plugin re-sends a batch until it gets a 200, always with what arrived since: a batch
 of doublons, or half doublons, is its most common request, and in steady state it posts
@@ -8,7 +8,8 @@ about 10 events every 5 s. Each shape is posted by one client on a real
 * ``new``: 500-event batches never seen (the reference of the other two);
 * ``doublons``: the same batches again, every event a doublon;
 * ``half``: 500-event batches of 250 re-sent and 250 new events;
-* ``small``: 10-event batches of new events, one after the other.
+* ``small``: 10-event batches of new events, one after the other, each folded as it
+  comes; and the same on the bare append (``bench.bare``), its reference.
 """
 
 from __future__ import annotations
@@ -22,6 +23,10 @@ from bench.servers import BATCH, client_for, corpus, serving
 
 SMALL = 10
 """Events in the plugin's steady-state request (a batch every 5 s)."""
+
+SMALL_POSTS, WARM_UP = 500, 20
+"""10-event POSTs timed per server and run, after ``WARM_UP`` untimed ones (the first
+requests on a connection pay for imports and caches that no later one does)."""
 
 
 def _post(http: Any, body: bytes, expect: tuple[int, int]) -> float:
@@ -43,13 +48,30 @@ def _body(events: list[dict[str, Any]]) -> bytes:
                       separators=(",", ":")).encode()
 
 
+def small_posts(http: Any, events: list[dict[str, Any]]) -> list[float]:
+    """Seconds of each of ``SMALL_POSTS`` sequential ``SMALL``-event POSTs of new events
+    (taken from ``events``: at least ``(WARM_UP + SMALL_POSTS) * SMALL``), after
+    ``WARM_UP`` untimed ones, on the client ``http``."""
+    bodies = [_body(events[i:i + SMALL])
+              for i in range(0, (WARM_UP + SMALL_POSTS) * SMALL, SMALL)]
+    for body in bodies[:WARM_UP]:
+        _post(http, body, (SMALL, 0))
+    return [_post(http, body, (SMALL, 0)) for body in bodies[WARM_UP:]]
+
+
+def small_bare(work: Path) -> list[float]:
+    """``small_posts`` on a fresh bare append in ``work``."""
+    events = corpus((WARM_UP + SMALL_POSTS) * SMALL, seed=8)
+    with serving(work, "bare") as server, client_for(server) as http:
+        return small_posts(http, events)
+
+
 def shapes(size: int, work: Path) -> dict[str, list[float]]:
     """POST seconds of each shape on a fresh server in ``work``: ``size`` events in
     500-event batches, each new batch followed at once by its re-sending and by a batch
     of half of it and 250 new events, so the three shapes meet the same store and the
-    same projection work; then ``size / 20`` 10-event POSTs, after the projection has
-    caught up, each folded as it comes."""
-    events = corpus(3 * size, seed=7)
+    same projection work; then, once the projection has caught up, ``small_posts``."""
+    events = corpus(2 * size + (WARM_UP + SMALL_POSTS) * SMALL, seed=7)
     first, fresh, small = events[:size], events[size:2 * size], events[2 * size:]
     half = BATCH // 2
     result: dict[str, list[float]] = {"new": [], "doublons": [], "half": [], "small": []}
@@ -61,6 +83,5 @@ def shapes(size: int, work: Path) -> dict[str, list[float]]:
             mixed = batch[:half] + fresh[i * half:(i + 1) * half]
             result["half"].append(_post(http, _body(mixed), (half, half)))
         http.get("/economies/bilan", params={"attendre": "1"}).raise_for_status()
-        for i in range(0, min(len(small), size // 2), SMALL):
-            result["small"].append(_post(http, _body(small[i:i + SMALL]), (SMALL, 0)))
+        result["small"] = small_posts(http, small)
     return result

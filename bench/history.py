@@ -1,0 +1,201 @@
+"""The bench's history sections: reads, start-up and memory at each history size, and the
+replay at the largest, with its peak memory (issue 22, item 4).
+
+Each size's store is filled in this process through the store's own append (the stored
+format is ours), with no projection folded; the projection is then built by a replay of
+every projection in a process of its own, which is both the replay measure and the fill's
+fold: a live catch-up folds twice as slowly, and folding twice bought nothing.
+
+``python -m bench.history replay DATA``: that process (prints one JSON line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bench.servers import BATCH, Server, client_for, corpus, serving
+from miam_economies.api.service.bootstrap import open_services
+from miam_economies.api.service.settings import Settings
+from miam_economies.domain.acceptance import accept_batch
+from tests.conftest import TOKEN
+from tests.corpus import journal_lines, with_fields
+
+TEST_PRESETS, TEST_TASKS = 6, 1_000
+"""MIAM's test runs in the journal: the first 6,000 demandes are 1,000 tasks run under 6
+presets of their own, so the paired classement read joins 6,000 demandes (ADR-0081)."""
+
+NAIVE_BUDGET = 5.0
+"""Seconds of naive reads of one kind after which no further one starts: at 1,000,000
+events one naive scan takes about 10 s, and a second would only repeat it."""
+
+
+def with_test_runs(lines: list[str]) -> list[str]:
+    """The journal with its first ``TEST_PRESETS * TEST_TASKS`` demandes' lines given a
+    test preset and a ``test_id``."""
+    def test_run(k: int) -> dict[str, str]:
+        if k >= TEST_PRESETS * TEST_TASKS:
+            return {}
+        return {"preset": f"test-{k % TEST_PRESETS}", "test_id": f"t{k // TEST_PRESETS:04d}"}
+
+    return with_fields(lines, test_run)
+
+
+def fill(size: int, ours: Path, naive: Path, progress: Callable[[int], None]) -> dict[str, str]:
+    """Store ``size`` events in our data directory (store and MIAM's journal; the
+    projection is left at its first event for ``replay_apart`` to build) and in the naive
+    one's file; return a day and a demande to read."""
+    events = corpus(size, seed=size)
+    ours.mkdir(parents=True)
+    (ours / "delegations.jsonl").write_text("\n".join(with_test_runs(journal_lines(events)))
+                                            + "\n")
+    settings = Settings(data=ours, token=TOKEN, fuseau="UTC")
+    recu_le = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    naive.mkdir(parents=True)
+    with open_services(settings, run_projections=False) as services, \
+            (naive / "economies.jsonl").open("w", encoding="utf-8") as jsonl:
+        for i in range(0, len(events), BATCH):
+            batch = events[i:i + BATCH]
+            services.store.append(accept_batch({"evenements": batch}))
+            jsonl.writelines(json.dumps({**e, "recu_le": recu_le}, ensure_ascii=False) + "\n"
+                             for e in batch)
+            progress(len(batch))
+    demande = next(e["demande_id"] for e in events if e["type"] == "delegation")
+    return {"day": events[len(events) // 2]["date"][:10], "demande": demande}
+
+
+def replay_apart(data: Path) -> dict[str, float]:
+    """Replay every projection of ``data`` under ``v1`` in UTC (the one that serves, at
+    its first event: built from scratch) in a process of its own; return ``{"events",
+    "seconds", "rate" (events/s), "peak_rss_mb"}``, the peak being that process's alone."""
+    done = subprocess.run([sys.executable, "-m", "bench.history", "replay", str(data)],
+                          check=True, capture_output=True, text=True)
+    measured: dict[str, float] = json.loads(done.stdout.splitlines()[-1])
+    return measured
+
+
+def _replay_here(data: Path) -> None:
+    """The child of ``replay_apart``: replay, then print the JSON line."""
+    from miam_economies.api.service.replay import replay
+
+    started = time.perf_counter()
+    result = replay(Settings(data=data, token=TOKEN), "v1", fuseau="UTC")
+    seconds = time.perf_counter() - started
+    events = int(result["evenements"])
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KB on Linux
+    print(json.dumps({"events": events, "seconds": seconds, "rate": events / seconds,
+                      "peak_rss_mb": peak}))
+
+
+def raw_log_read(data: Path) -> float:
+    """Events/s reading the whole notification log through the recorder, 500 a page (the
+    library's ``select_notifications``: the replay's own source)."""
+    with open_services(Settings(data=data, token=TOKEN), run_projections=False) as services:
+        recorder = services.store.recorder
+        started, position, read = time.perf_counter(), 0, 0
+        while page := recorder.select_notifications(start=position + 1, limit=BATCH):
+            read += len(page)
+            position = page[-1].id
+        return read / (time.perf_counter() - started)
+
+
+def reads(server: Server, target: dict[str, str], requests: int,
+          paired: int) -> dict[str, list[float]]:
+    """Seconds of sequential reads of each kind: ``requests`` of each (``paired`` of the
+    paired classement, a hundred times slower), after 3 untimed ones; on the naive server,
+    which has no classement and whose every read scans the file, up to ``requests`` of
+    each, none started past ``NAIVE_BUDGET``, none untimed (its start-up has just read the
+    whole file)."""
+    kinds = {
+        "client": ("/economies/bilan", {}),
+        "jour": ("/economies/bilan", {"par": "jour", "depuis": target["day"],
+                                      "jusqu_au": target["day"]}),
+        "demande": (f"/economies/demandes/{target['demande']}", {}),
+    }
+    if server.naive:
+        kinds["jour"] = ("/economies/bilan", {"depuis": target["day"]})
+    else:  # the naive design has no classement: ours is read against its own bilan
+        kinds["classement"] = ("/economies/classement", {"par": "preset"})
+        kinds["paired"] = ("/economies/classement", {"par": "preset", "apparier": "test_id"})
+    out: dict[str, list[float]] = {}
+    with client_for(server) as http:
+        for kind, (path, params) in kinds.items():
+            for _ in range(0 if server.naive else 3):
+                http.get(path, params=params).raise_for_status()
+            times: list[float] = []
+            began = time.perf_counter()
+            for _ in range(paired if kind == "paired" else requests):
+                if server.naive and times and time.perf_counter() - began > NAIVE_BUDGET:
+                    break
+                t0 = time.perf_counter()
+                http.get(path, params=params).raise_for_status()
+                times.append(time.perf_counter() - t0)
+            out[kind] = times
+    return out
+
+
+def history(sizes: list[int], repeat: int, requests: int, paired: int, naive_requests: int,
+            work: Path, progress: Callable[[str, int], Callable[[int], None]],
+            timings: dict[str, float]) -> dict[str, Any]:
+    """At each size: fill, replay apart (at the largest also the raw log read), then ours
+    started ``repeat`` times (read on the first: ``reads``) and the naive server once.
+    ``progress(label, total)`` gives the fill's advance callback; ``timings`` gets the
+    seconds of each step at each size."""
+    result: dict[str, Any] = {}
+    for size in sizes:
+        label, clock = f"history {size:,}", time.perf_counter()
+
+        def lap(step: str) -> None:
+            nonlocal clock
+            timings[f"{label}: {step}"] = time.perf_counter() - clock  # noqa: B023
+            clock = time.perf_counter()
+
+        ours, naive = work / f"ours-{size}", work / f"naive-{size}"
+        target = fill(size, ours, naive, progress(f"storing {size:,} events", size))
+        lap("fill")
+        entry: dict[str, Any] = {"startup": {"ours": [], "naive": []},
+                                 "rss_mb": {"ours": [], "naive": []},
+                                 "descendants_rss_mb": {"ours": [], "naive": []},
+                                 "reads": {"ours": {}, "naive": {}}}
+        if size == sizes[-1]:
+            entry["raw_log_read"] = [raw_log_read(ours)]
+            lap("raw log read")
+        entry["replay"] = replay_apart(ours)
+        lap("replay")
+        for run in range(repeat):
+            for kind, data, n in (("ours", ours, requests), ("naive", naive, naive_requests)):
+                if kind == "naive" and run:
+                    continue  # its start-up reads the whole file: once is enough
+                with serving(data, kind) as server:
+                    entry["startup"][kind].append(server.startup)
+                    if run == 0:
+                        entry["reads"][kind] = reads(server, target, n, paired)
+                        entry["rss_mb"][kind].append(server.peak_rss_mb())
+                        entry["descendants_rss_mb"][kind].append(
+                            server.descendants_peak_rss_mb())
+        lap("servers and reads")
+        result[str(size)] = entry
+        shutil.rmtree(naive)
+        shutil.rmtree(ours)
+    return result
+
+
+def main() -> None:
+    """``replay DATA``: ``_replay_here``."""
+    parser = argparse.ArgumentParser(description="the bench's replay in a process apart")
+    parser.add_argument("what", choices=["replay"])
+    parser.add_argument("data", type=Path)
+    _replay_here(parser.parse_args().data)
+
+
+if __name__ == "__main__":
+    main()

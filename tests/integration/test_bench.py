@@ -1,0 +1,94 @@
+"""The bench's own machinery (``bench/``; issue 22): the bare append stores the rows our
+store stores, in a table of the store's shape; the README's table is rewritten between
+its markers only; CPU deltas over a process tree. No timing is asserted: the bench prints
+figures, it never tests them."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench import proc
+from bench.bare import FILE
+from bench.report import MARKERS, markdown, replace_table
+from bench.servers import bodies, corpus, post_all, serving
+from miam_economies.api.service.bootstrap import open_services
+from miam_economies.api.service.settings import Settings
+from miam_economies.api.store.mapper import payload_text
+from miam_economies.api.store.transcoder import OrjsonTranscoder
+from miam_economies.domain.events import TOPICS, stream_id
+from tests.conftest import TOKEN
+
+ROOT = Path(__file__).parents[2]
+
+
+def shape(path: Path) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+    """The ``stored_events`` table's columns and indexes in the SQLite file ``path``."""
+    db = sqlite3.connect(path)
+    try:
+        columns = db.execute("PRAGMA table_info(stored_events)").fetchall()
+        indexes = [row[2:] for row in db.execute("PRAGMA index_list(stored_events)")]
+    finally:
+        db.close()
+    return columns, indexes
+
+
+def test_bare_append_stores_our_rows(tmp_path: Path) -> None:
+    events = corpus(600, seed=3)
+    with serving(tmp_path / "bare", "bare") as server:
+        posted = post_all(server, bodies(events), clients=2)
+    assert (posted.events, posted.posts) == (600, 2)
+    db = sqlite3.connect(tmp_path / "bare" / FILE)
+    try:
+        rows = {row[0]: row[1:] for row in db.execute("SELECT * FROM stored_events")}
+    finally:
+        db.close()
+    assert len(rows) == len(events)
+    for event in events:
+        version, topic, state = rows[stream_id(event["id"]).hex]
+        assert (version, topic) == (1, TOPICS[event["type"]])
+        stored = OrjsonTranscoder().decode(state)  # our transcoder reads it as ours
+        assert list(stored) == ["timestamp", "payload", "recu_le"]
+        assert stored["payload"] == payload_text(event)
+        assert stored["recu_le"].endswith("Z")
+
+
+def test_bare_table_has_the_stores_shape(tmp_path: Path) -> None:
+    with serving(tmp_path / "bare", "bare"):
+        pass
+    settings = Settings(data=tmp_path / "ours", token=TOKEN, fuseau="UTC")
+    with open_services(settings, run_projections=False):
+        pass
+    assert shape(tmp_path / "bare" / FILE) == shape(settings.store_path)
+
+
+def test_the_readme_table_is_replaced_between_its_markers_only() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = markdown([["a measure", "1 ev/s", "", "1.00", ">= 1"]], "Measured now:")
+    replaced = replace_table(readme, block)
+    before, after = readme.split(MARKERS[0])[0], readme.split(MARKERS[1])[1]
+    assert replaced == before + block + after
+    assert "| a measure | 1 ev/s |  | 1.00 | >= 1 |" in replaced
+    with pytest.raises(ValueError):
+        replace_table(readme.replace(MARKERS[1], ""), block)
+
+
+def test_cpu_between_counts_each_process_once() -> None:
+    before = proc.Snapshot(own=1.0, reaped=0.5, each={10: 2.0, 11: 1.0})
+    # 11 exited and was waited for (its 1.5 s now in the root's cutime); 12 was born.
+    after = proc.Snapshot(own=3.0, reaped=2.0, each={10: 2.5, 12: 0.25})
+    assert proc.between(before, after) == (2.0, 1.25)
+
+
+def test_a_snapshot_sees_the_live_descendants() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        assert child.pid in proc.snapshot(os.getpid()).each
+    finally:
+        child.kill()
+        child.wait()
