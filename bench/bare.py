@@ -6,7 +6,7 @@ with orjson and writes one row per event into an SQLite file shaped like the lib
 ``stored_events`` table (``eventsourcing.sqlite``'s application recorder: the same four
 columns, the same primary key, a rowid for the notification id), in WAL mode with
 ``synchronous=FULL``, one ``executemany`` in one transaction per POST. Each row is the one
-our store writes: the event's stream id (``domain.events.stream_id``, as hex), version 1,
+our store writes: the event's stream id as hex (``domain.events.stream_hex``, the fastest we know), version 1,
 its type's topic, and a state of the same shape and size as ours (``api.store.mapper``'s
 ``received``: ``{"timestamp", "payload", "recu_le"}``, the payload as JSON text).
 
@@ -33,7 +33,7 @@ from typing import Any
 import orjson
 import uvicorn
 
-from miam_economies.domain.events import TOPICS, stream_id
+from miam_economies.domain.events import TOPICS, stream_hex
 
 FILE = "bare.sqlite"
 """The SQLite file under ``--data``."""
@@ -62,7 +62,7 @@ def rows_of(body: bytes, now: datetime) -> list[Row]:
     stamp = {"_type_": "datetime_iso", "_data_": now.isoformat()}
     recu_le = now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
     dumps = orjson.dumps
-    return [(stream_id(ev["id"]).hex, 1, TOPICS[ev["type"]],
+    return [(stream_hex(ev["id"]), 1, TOPICS[ev["type"]],
              dumps({"timestamp": stamp, "payload": dumps(ev).decode(), "recu_le": recu_le}))
             for ev in events]
 

@@ -217,8 +217,14 @@ def post_all(server: Server, batches: list[bytes], clients: int) -> Posted:
     events = sum(body.count(b'"schema"') for body in batches)
     current = elapsed
     if server.kind == "ours":
+        # attendre=1 waits at most 5 s a read: ask again until the fold has caught up.
+        deadline = time.monotonic() + 300
         with client_for(server) as http:
-            bilan = http.get("/economies/bilan", params={"attendre": "1"}).json()
+            while True:
+                bilan = http.get("/economies/bilan", params={"attendre": "1"}).json()
+                if (bilan["provenance"]["evenements"] == events
+                        or time.monotonic() > deadline):
+                    break
         current = time.perf_counter() - started
         if bilan["provenance"]["evenements"] != events:
             raise RuntimeError(f"the bilan shows {bilan['provenance']['evenements']} events")

@@ -9,7 +9,8 @@ process, and watches it:
   so a server killed with ``kill -9`` leaves no projector folding behind it;
 * a child that exits while the server runs is started again after a pause (1 s, doubling
   to 30 s), and meanwhile ``/healthz`` answers 503 (the shared pacing's failing flag);
-* ingestion first holds across the two processes through ``api.service.pacing``.
+* ingestion first holds across the two processes through ``api.service.pacing``, and
+  the child runs at a lower priority (``PROJECTOR_NICENESS``).
 
 MIAM's embedded use keeps the in-process thread (``Settings.fold_in_thread``): a library
 inside someone else's host starts no process of its own, and the plugin's 10-event POSTs
@@ -32,6 +33,10 @@ log = logging.getLogger(__name__)
 
 RESTART_DELAY = 1.0
 """Seconds before a projector that exited is started again (doubling to 30 s)."""
+
+PROJECTOR_NICENESS = 10
+"""Added to the child's niceness: under sustained ingest the scheduler gives the POSTs'
+process the CPU first, and the fold what is left (it catches up once the POSTs stop)."""
 
 _CHILD = "from miam_economies.api.cli import main; main(prog_name='miam-economies')"
 

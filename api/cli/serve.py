@@ -23,7 +23,7 @@ from miam_economies.api.cli.main import (
     journal_option,
     main,
 )
-from miam_economies.api.cli.projector import Projector
+from miam_economies.api.cli.projector import PROJECTOR_NICENESS, Projector
 from miam_economies.api.cli.workers import WORKER_APP, WORKER_HTTP, worker_environment
 from miam_economies.api.http.app import create_app
 from miam_economies.api.http.headers import MAX_HEADERS
@@ -165,6 +165,8 @@ def project(data: Path, database_url: str | None, fuseau: str | None,
         signal.signal(signum, lambda *_: stop.set())
     if parent_pid is not None:
         threading.Thread(target=_orphaned, args=(parent_pid, stop), daemon=True).start()
+        # serve's projector: the POSTs come first for the CPU too (ADR-0115).
+        os.nice(PROJECTOR_NICENESS)
     try:
         with open_services(settings, run_projections=False) as services:
             click.echo(f"projecting {_where(settings)} into "
