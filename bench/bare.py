@@ -6,9 +6,10 @@ with orjson and writes one row per event into an SQLite file shaped like the lib
 ``stored_events`` table (``eventsourcing.sqlite``'s application recorder: the same four
 columns, the same primary key, a rowid for the notification id), in WAL mode with
 ``synchronous=FULL``, one ``executemany`` in one transaction per POST. Each row is the one
-our store writes: the event's stream id as hex (``domain.events.stream_hex``, the fastest we know), version 1,
-its type's topic, and a state of the same shape and size as ours (``api.store.mapper``'s
-``received``: ``{"timestamp", "payload", "recu_le"}``, the payload as JSON text).
+our store writes: the event's stream id as hex (``domain.events.stream_hex``, the fastest
+we know), version 1, its type's topic, and a state of the same shape and size as ours
+(``api.store.mapper``'s ``received``: ``{"timestamp", "payload", "recu_le"}``, the payload
+as JSON text).
 
 It validates nothing, deduplicates nothing, checks no token and keeps no projection: it
 answers ``{"ok":true,"recus":N,"doublons":0}``. So its rate is what HTTP, JSON and an

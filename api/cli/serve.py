@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfoNotFoundError
 import click
 import uvicorn
 
-from miam_economies.api.cli.connections import guarded_h11
+from miam_economies.api.cli.connections import guarded_protocol
 from miam_economies.api.cli.main import (
     _check_zone,
     _where,
@@ -116,8 +116,10 @@ def serve(data: Path, database_url: str | None, fuseau: str | None, journal: Pat
     # ADR-0010: a request's line and headers must arrive within --header-timeout seconds
     # of connecting (or of the last response), its body within --body-timeout (then 408);
     # idle keep-alive connections close after 5 s; at most 64 connections at once (more
-    # get a plain 503); headers are capped at 64 KiB (h11 while they arrive, HeaderCap
-    # once parsed); the body is read whole before anything touches the store.
+    # get a plain 503); headers are capped at 64 KiB (the protocol while they arrive,
+    # HeaderCap once parsed); the body is read whole before anything touches the store.
+    # The protocol is httptools' when it imports, else h11's, each with our guards
+    # (api.cli.connections; ADR-0112); h11_max_incomplete_event_size is h11's cap.
     # One JSON line per request (api.observability) replaces uvicorn's access log, which
     # would print query strings.
     configure_request_log()
@@ -132,7 +134,7 @@ def serve(data: Path, database_url: str | None, fuseau: str | None, journal: Pat
             click.echo("projection: folded by a child process (miam-economies project)",
                        err=True)
         try:
-            uvicorn.run(create_app(settings), http=guarded_h11(header_timeout), **limits)
+            uvicorn.run(create_app(settings), http=guarded_protocol(header_timeout), **limits)
         finally:
             if projector is not None:
                 projector.stop()

@@ -4,8 +4,9 @@ uvicorn spawns each worker as a fresh interpreter and hands it the app as an imp
 so the resolved ``Settings`` travel through the worker's environment
 (``MIAM_ECONOMIES_WORKER_SETTINGS``, JSON; the bearer token with them, as
 ``MIAM_ECONOMIES_TOKEN`` would carry it) and the app is built again there by ``app()``. The
-h11 protocol with the header timeout (ADR-0010) is named the same way:
-``WorkerH11`` reads its timeout from ``MIAM_ECONOMIES_HEADER_TIMEOUT``.
+protocol with the connection guards (``api.cli.connections``: httptools when importable,
+else h11; ADR-0010, 0112) is named the same way: ``WorkerHttp`` reads its header timeout
+from ``MIAM_ECONOMIES_HEADER_TIMEOUT``.
 
 Workers never run the projection: on PostgreSQL it is ``miam-economies project``'s.
 """
@@ -20,7 +21,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 
-from miam_economies.api.cli.connections import guarded_h11
+from miam_economies.api.cli.connections import guarded_protocol
 from miam_economies.api.http.app import create_app
 from miam_economies.api.http.observer import configure_request_log
 from miam_economies.api.service.settings import Settings
@@ -34,13 +35,14 @@ HEADER_TIMEOUT_VAR = "MIAM_ECONOMIES_HEADER_TIMEOUT"
 WORKER_APP = "miam_economies.api.cli.workers:app"
 """The app factory uvicorn imports in each worker."""
 
-WORKER_HTTP = "miam_economies.api.cli.workers:WorkerH11"
-"""The h11 protocol class uvicorn imports in each worker."""
+WORKER_HTTP = "miam_economies.api.cli.workers:WorkerHttp"
+"""The protocol class uvicorn imports in each worker."""
 
 _PATHS = ("data", "journal")
 
-WorkerH11 = guarded_h11(float(os.environ.get(HEADER_TIMEOUT_VAR) or 10.0))
-"""``api.limits.guarded_h11`` with the header timeout of this process's environment."""
+WorkerHttp = guarded_protocol(float(os.environ.get(HEADER_TIMEOUT_VAR) or 10.0))
+"""``api.cli.connections.guarded_protocol`` (httptools when importable, else h11) with the
+header timeout of this process's environment, seconds."""
 
 
 def worker_environment(settings: Settings, header_timeout: float) -> dict[str, str]:

@@ -16,7 +16,6 @@ import threading
 from miam_economies.api.service.pacing import SharedPacing
 from miam_economies.api.service.services import Services
 
-
 FOLLOW_PAGE = 5_000
 """Events folded per view transaction by a process of its own: it shares no interpreter
 with the POSTs, so a page may be long, and ten times the server thread's 500 cut the

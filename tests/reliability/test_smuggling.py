@@ -63,7 +63,10 @@ def test_our_routes_refuse_it_and_close_the_connection(
 
 def test_serve_closes_the_connection_after_answering_it_on_any_path(
         server: LiveServer) -> None:
-    assert exchange(server.port, smuggling("/nowhere", "GET")) == [404]
+    # One answer, then the close: httptools' parser, which serve runs when it imports
+    # (ADR-0112), refuses the request itself (400) before the router could answer; on
+    # the h11 fallback the router's 404 (test_connections.py runs both protocols).
+    assert exchange(server.port, smuggling("/nowhere", "GET")) in ([400], [404])
     assert server.stored_count() == 0
 
 
