@@ -24,6 +24,7 @@ import os
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from miam_economies.api.service.pacing import PACING_FILE, SharedPacing
@@ -68,7 +69,9 @@ class Projector:
         self._watch: threading.Thread | None = None
 
     def start(self) -> None:
-        """Spawn the child, and a daemon thread that restarts it when it exits."""
+        """Spawn the child, and a daemon thread that restarts it when it exits. The
+        shared pacing is reset first: a server killed mid-POST left it raised."""
+        self._pacing(lambda pacing: pacing.reset())
         self.process = subprocess.Popen(self.command, stdin=subprocess.DEVNULL)
         self._watch = threading.Thread(target=self._watching, name="projector-watch",
                                        daemon=True)
@@ -95,12 +98,15 @@ class Projector:
 
     def _failing(self, failing: bool) -> None:
         # The restarted child clears it after its first good page.
+        self._pacing(lambda pacing: pacing.set_failing(failing))
+
+    def _pacing(self, change: Callable[[SharedPacing], None]) -> None:
         path = self.settings.database.path
         if path is None:
             return
         pacing = SharedPacing(Path(path).with_name(PACING_FILE))
         try:
-            pacing.set_failing(failing)
+            change(pacing)
         finally:
             pacing.close()
 

@@ -171,6 +171,8 @@ def open_services(settings: Settings, *,
                                max_defer=MAX_DEFER, pacing=pacing)
         store.on_append(runner.wake)
         if run_projections:
+            if pacing is not None:
+                pacing.reset()  # this process serves: what a killed one left is stale
             runner.start()
         try:
             yield Services(settings, store, runner)

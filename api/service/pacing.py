@@ -11,9 +11,9 @@ Each field has one writer thread per process (the event loop marks ingestion and
 waiting readers; the appending thread counts appends; the folding process its failure),
 and each is a plain aligned 8-byte word: a reader may see a value a moment late, never a
 torn one that matters. The fields are hints, not locks: a process killed in the middle
-of a POST leaves ``ingesting`` raised, which only makes the runner defer until
-``max_defer`` has passed, as under sustained load; nothing is lost or folded twice
-(the tracking compare-and-set, ADR-0007, arbitrates the folds).
+of a POST leaves ``ingesting`` raised until the next server starts (``reset``), which
+only makes the runner defer up to ``max_defer`` a page meanwhile; nothing is lost or
+folded twice (the tracking compare-and-set, ADR-0007, arbitrates the folds).
 """
 
 from __future__ import annotations
@@ -103,6 +103,14 @@ class SharedPacing:
     def failing(self) -> bool:
         """Whether the folding process said its last page failed."""
         return bool(self._fields()[4])
+
+    def reset(self) -> None:
+        """Clear what a process killed mid-POST (or mid-read) may have left raised: the
+        ingesting and waiting counts and the failing flag. Called by a process that
+        starts serving (``serve``, or the services with their runner thread), which owns
+        them."""
+        struct.pack_into("<qdqq", self._map, 0, 0, 0.0, 0, 0)
+        self.set_failing(False)
 
     def close(self) -> None:
         """Unmap the file (it stays, for the next process)."""

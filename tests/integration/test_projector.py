@@ -129,3 +129,21 @@ def test_a_runner_defers_to_another_processs_ingestion_through_the_pacing_file(
         finally:
             server_side.close()
     assert (settings.data / PACING_FILE).stat().st_mode & 0o777 == 0o600
+
+
+def test_a_server_starting_clears_what_a_killed_one_left_in_the_pacing_file(
+        tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    left = SharedPacing(data / PACING_FILE)
+    left.begin_ingest()  # as a server killed in the middle of a POST leaves it
+    left.begin_wait()
+    left.set_failing(True)
+    live = LiveServer(data)
+    live.start()
+    try:
+        ingesting, _, waiting, _ = left.state()
+        assert (ingesting, waiting, left.failing()) == (0, 0, False)
+    finally:
+        live.close()
+        left.close()
