@@ -78,6 +78,16 @@ class _QmarkCursor:
         rows: list[Any] = self._cursor.fetchall()
         return rows
 
+    def stream(self, query: str, params: Sequence[Any], size: int) -> Iterator[list[Any]]:
+        """The rows of ``query`` in lists of at most ``size``, through a server-side cursor
+        of this cursor's transaction: psycopg's ordinary cursor receives the whole
+        result before the first row is read."""
+        with self._cursor.connection.cursor(name="miam_stream",
+                                            row_factory=tuple_row) as reader:
+            reader.execute(_qmark(query), params)
+            while rows := reader.fetchmany(size):
+                yield rows
+
 
 class PostgresBilanView(PostgresTrackingRecorder, SqlBilanView):
     """``BilanView`` on an ``eventsourcing`` ``PostgresDatastore`` (see ``BilanView``):
@@ -149,6 +159,11 @@ class PostgresBilanView(PostgresTrackingRecorder, SqlBilanView):
             cursor.execute(self._lock_timeout())
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
             yield _QmarkCursor(cursor)
+
+    def _stream(self, c: _QmarkCursor, query: str, params: Sequence[Any],
+                size: int) -> Iterator[list[Any]]:
+        """See ``SqlGroups._stream`` (a server-side cursor: ``_QmarkCursor.stream``)."""
+        return c.stream(query, params, size)
 
     @contextmanager
     def _read(self) -> Iterator[_QmarkCursor]:

@@ -12,6 +12,7 @@ from eventsourcing.persistence import IntegrityError
 
 from miam_economies.projections.journal import DATA_JOURNAL
 from miam_economies.projections.sql_groups import SqlGroups
+from miam_economies.projections.sql_schema import chunks
 from miam_economies.projections.view import JournalLine
 
 _JOURNAL_COLUMNS = {
@@ -45,17 +46,27 @@ class SqlJournal(SqlGroups):
                 c.execute("INSERT INTO journal_suivi (chemin, position, fichier, empreinte, "
                           "lignes, malformees, sans_demande) VALUES (?, ?, ?, ?, ?, ?, ?)",
                           (chemin, offset, fichier, empreinte, *counts))
+            # The first line of a demande wins: those already joined are looked up (500
+            # ids a query) rather than tried one insert at a time, which cost a statement
+            # per line; the write lock is held, so nobody joins them meanwhile (ADR-0114).
+            ids = sorted({line.demande_id for line in lines if line.demande_id})
+            known: set[str] = set()
+            for chunk in chunks(ids):
+                c.execute("SELECT demande_id FROM journal_demandes WHERE chemin = ? "
+                          f"AND demande_id IN ({','.join('?' * len(chunk))})",
+                          [chemin, *chunk])
+                known.update(demande_id for demande_id, in c.fetchall())
             new: dict[str, JournalLine] = {}
             for line in lines:
-                if line.demande_id and line.demande_id not in new:
-                    c.execute("INSERT INTO journal_demandes VALUES (?, ?) "
-                              "ON CONFLICT DO NOTHING RETURNING demande_id",
-                              (chemin, line.demande_id))
-                    if c.fetchone() is not None:  # the first line of a demande wins
-                        new[line.demande_id] = line
+                if line.demande_id and line.demande_id not in known:
+                    new.setdefault(line.demande_id, line)
+            # In primary-key order: each insert lands next to the previous one.
+            joined = sorted(new)
+            c.executemany("INSERT INTO journal_demandes VALUES (?, ?)",
+                          [(chemin, demande_id) for demande_id in joined])
             c.executemany("INSERT INTO journal_valeurs VALUES (?, ?, ?, ?)",
-                          [(chemin, line.demande_id, champ, valeur) for line in new.values()
-                           for champ, valeur in line.valeurs.items()])
+                          [(chemin, demande_id, champ, valeur) for demande_id in joined
+                           for champ, valeur in new[demande_id].valeurs.items()])
             self._join_groups(c, chemin, new)
 
     def adopt_data_journal(self, old: str) -> None:

@@ -10,7 +10,9 @@ A fold changes some demandes' figures: each brings to its samples the difference
 its contribution after and before the page (its row read before the upsert). Samples are
 kept per (journal field, value, client), and per client under the field ``CLIENT_WIDE``;
 the ``(inconnu)`` group of a field is the client-wide sample minus the valued ones. All
-sums are exact integers at any size (the columns are token sums: ADR-0051).
+sums are exact integers at any size (the columns are token sums: ADR-0051). A replay
+folds without them and computes them again at its end, with the groups, in one streamed
+aggregation (``SqlGroups.rebuild_groups``; ADR-0114).
 """
 
 from __future__ import annotations
@@ -55,6 +57,24 @@ def _difference(after: Sums, before: Sums) -> Sums:
     return tuple(a - b for a, b in zip(after, before, strict=True))
 
 
+def _accumulate(sums: dict[tuple[str, str, str], list[int]], key: tuple[str, str, str],
+                change: Sums) -> None:
+    # Into the running sums of ``key`` in place, written out: summing lists of
+    # changes per key cost more than the fold of the page (ADR-0114).
+    acc = sums.get(key)
+    if acc is None:
+        sums[key] = list(change)
+        return
+    acc[0] += change[0]
+    acc[1] += change[1]
+    acc[2] += change[2]
+    acc[3] += change[3]
+    acc[4] += change[4]
+    acc[5] += change[5]
+    acc[6] += change[6]
+    acc[7] += change[7]
+
+
 def _sum(rows: Iterable[Sums]) -> Sums:
     total = list(_ZERO)
     for row in rows:
@@ -94,19 +114,23 @@ class SqlSamples(SqlReads):
         contribution after the page minus before (``before``: ``demandes_before``), to
         its client's whole sample and to the group of each of its journal ``valeurs``
         (``demande_id`` -> ``[(champ, valeur)]``)."""
-        changes: defaultdict[tuple[str, str, str], list[Sums]] = defaultdict(list)
+        changes: dict[tuple[str, str, str], list[int]] = {}
         for (client, demande_id), d in delta.demandes.items():
-            old = before.get((client, demande_id), (0, 0, 0, 0))
             f = d.figures
-            new = (old[0] + f.delegations, old[1] + f.evites, old[2] + f.pilotage,
-                   old[3] + f.corrections)
-            change = _difference(contribution(*new), contribution(*old))
+            old = before.get((client, demande_id))
+            if old is None:  # never seen: nothing of it counted yet
+                change = contribution(f.delegations, f.evites, f.pilotage, f.corrections)
+            else:
+                change = _difference(
+                    contribution(old[0] + f.delegations, old[1] + f.evites,
+                                 old[2] + f.pilotage, old[3] + f.corrections),
+                    contribution(*old))
             if change == _ZERO:
                 continue
-            changes[(CLIENT_WIDE, "", client)].append(change)
+            _accumulate(changes, (CLIENT_WIDE, "", client), change)
             for champ, valeur in valeurs.get(demande_id, ()):
-                changes[(champ, valeur, client)].append(change)
-        self.add_samples(c, name, ((key, _sum(rows)) for key, rows in changes.items()))
+                _accumulate(changes, (champ, valeur, client), change)
+        self.add_samples(c, name, ((key, tuple(sums)) for key, sums in changes.items()))
 
     def add_samples(self, c: Cursor, name: str,
                     samples: Iterable[tuple[tuple[str, str, str], Sums]]) -> None:
@@ -120,30 +144,6 @@ class SqlSamples(SqlReads):
             [(name, champ, valeur, client, sums[0], *map(tk, sums[1:]))
              for (champ, valeur, client), sums in sorted(samples)],
         )
-
-    def rebuild_samples(self, c: Cursor, name: str, journal: str) -> None:
-        """Projection ``name``'s samples computed again from ``bilan_demandes`` and the
-        journal ``journal``'s values, in place of what is stored (a replay folds without
-        them, then calls this once: ADR-0073). Python integers: squares past 2^63 stay
-        exact on both backends."""
-        c.execute("DELETE FROM bilan_echantillons WHERE projection = ?", (name,))
-        c.execute("SELECT champ, valeur, demande_id FROM journal_valeurs WHERE chemin = ?",
-                  (journal,))
-        valeurs: defaultdict[str, list[tuple[str, str]]] = defaultdict(list)
-        for champ, valeur, demande_id in c.fetchall():
-            valeurs[demande_id].append((champ, valeur))
-        c.execute("SELECT client, demande_id, delegations, evites, pilotage, corrections "
-                  "FROM bilan_demandes WHERE projection = ? AND delegations > 0", (name,))
-        totals: defaultdict[tuple[str, str, str], list[int]] = defaultdict(
-            lambda: [0] * len(SAMPLE_SUMS))
-        for client, demande_id, *figures in c.fetchall():
-            sums = contribution(*map(int, figures))
-            for key in ((CLIENT_WIDE, "", client),
-                        *((champ, valeur, client) for champ, valeur in valeurs[demande_id])):
-                total = totals[key]
-                for i, value in enumerate(sums):
-                    total[i] += value
-        self.add_samples(c, name, ((key, tuple(sums)) for key, sums in totals.items()))
 
     def samples(self, name: str, par: str, apparier: str | None = None
                 ) -> tuple[int, dict[str, Sums], dict[str, dict[str, Task]] | None]:
@@ -218,3 +218,38 @@ def samples_by_projection(items: Iterable[tuple[str, tuple[str, str, str], Sums]
     for projection, key, sums in items:
         grouped[projection].append((key, sums))
     yield from grouped.items()
+
+
+def summed_by_key(rows: Iterable[Sequence[Any]], width: int) -> Iterator[tuple[Any, ...]]:
+    """Rows ``(key..., delegations, evites, pilotage, corrections)`` of demandes, ordered
+    by their first ``width`` columns (the key), summed one key at a time: the key, the
+    four figures' sums, then the sample's sums in ``SAMPLE_SUMS`` order over the
+    demandes with a delegation (``contribution``), in Python integers: exact at any size
+    (ADR-0051). Values may be decimal text (SQLite's big sums). Holds one key's sums, not
+    the rows: ``SqlGroups.rebuild_groups``' exact path (ADR-0114)."""
+    current: Sequence[Any] | None = None
+    dl = e = p = k = n = se = sp = sk = ee = kk = ek = nn = 0
+    for row in rows:
+        key = row[:width]
+        if key != current:
+            if current is not None:
+                yield (*current, dl, e, p, k, n, se, sp, sk, ee, kk, ek, nn)
+            current = key
+            dl = e = p = k = n = se = sp = sk = ee = kk = ek = nn = 0
+        fd, fe, fp, fk = (int(x) for x in row[width:])
+        dl += fd
+        e += fe
+        p += fp
+        k += fk
+        if fd > 0:  # its delegation has arrived: it counts in the sample (ADR-0073)
+            net = fe - fp - fk
+            n += 1
+            se += fe
+            sp += fp
+            sk += fk
+            ee += fe * fe
+            kk += fk * fk
+            ek += fe * fk
+            nn += net * net
+    if current is not None:
+        yield (*current, dl, e, p, k, n, se, sp, sk, ee, kk, ek, nn)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from contextlib import AbstractContextManager
+from operator import itemgetter
 from typing import Any
 
 from eventsourcing.persistence import IntegrityError, Tracking
@@ -125,7 +126,15 @@ class SqlBilanView(SqlJournal, BilanView):
         rows: list[tuple[Any, ...]] = []
         liens: list[tuple[str, str, str, str]] = []
         outils: list[tuple[Any, ...]] = []
-        for (client, demande_id), d in delta.demandes.items():
+        # In primary-key order (projection, demande_id, client): each upsert then lands
+        # next to the previous one in the B-trees (ADR-0062). The keys are sorted once, by
+        # their demande_id (a sort of plain strings, which Python compares fastest), so
+        # the rows built from them need no sort of their own; a demande's links and tools
+        # are adjacent to each other whatever their order (ADR-0114).
+        demandes = delta.demandes
+        for key in sorted(demandes, key=itemgetter(1)):
+            client, demande_id = key
+            d = demandes[key]
             v, f = d.delegation, d.figures
             if v is None:
                 rows.append((name, demande_id, client, f.delegations, tk(f.evites),
@@ -145,10 +154,6 @@ class SqlBilanView(SqlJournal, BilanView):
                              tk(v.lus), tk(v.ecrits), tk(v.consigne), tk(v.rendus)))
             for outil, (cout, nombre) in d.par_outil.items():
                 outils.append((name, demande_id, client, outil, tk(cout), nombre))
-        # In primary-key order (each key is unique: the sort never looks past it).
-        rows.sort()
-        liens.sort()
-        outils.sort()
         c.executemany(
             "INSERT INTO bilan_demandes VALUES (" + ", ".join("?" * 20) + ") "
             "ON CONFLICT (projection, demande_id, client) DO UPDATE SET "

@@ -9,8 +9,9 @@ pitfalls).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
 
 from eventsourcing.persistence import IntegrityError
 from eventsourcing.sqlite import (
@@ -119,6 +120,18 @@ class SQLiteBilanView(SQLiteTrackingRecorder, SqlBilanView):
     def _read(self) -> Iterator[SQLiteCursor]:
         with self.datastore.transaction(commit=False) as c:
             yield c
+
+    def _stream(self, c: SQLiteCursor, query: str, params: Sequence[Any],
+                size: int) -> Iterator[list[Any]]:
+        """See ``SqlGroups._stream``: a second cursor of ``c``'s connection, read
+        ``size`` rows at a time (SQLite steps the statement as rows are fetched)."""
+        reader = c.sqlite_cursor.connection.cursor()
+        try:
+            reader.execute(query, params)
+            while rows := reader.fetchmany(size):
+                yield rows
+        finally:
+            reader.close()
 
     def create_table(self) -> None:
         """Create the tables if missing, after dropping a view of an older schema version

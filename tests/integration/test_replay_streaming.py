@@ -1,0 +1,114 @@
+"""A replay's groups and samples are rebuilt streaming (ADR-0114): the database aggregates
+and ``REBUILD_ROWS`` rows at a time are read and written, or, where a sum may pass 2^63,
+the joined rows come in key order and are summed one key at a time in Python. Either way
+every row of ``bilan_groupes`` and ``bilan_echantillons`` equals the live projection's,
+folded page by page through another path (``_fold_groups``, ``fold_samples``,
+``_join_groups``), on both backends: with keys spanning chunks, demandes without a
+delegation, journal lines without a demande, and no journal at all."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from miam_economies.api.service.replay import replay
+from miam_economies.api.service.services import Services
+from miam_economies.domain.acceptance import accept_batch
+from miam_economies.projections import sql_groups
+from miam_economies.projections.projection import projection_name
+from tests.corpus import generate, journal_lines
+
+TABLES = ("bilan_groupes", "bilan_echantillons")
+
+
+def edge_corpus() -> tuple[list[dict[str, Any]], list[str]]:
+    """A corpus whose journal has many values per field (``duree_s``: more groups than a
+    chunk), lines for demandes whose delegation never came (in groups, in no sample),
+    and lines for demandes with no event at all (in nothing)."""
+    events = generate(2_000, seed=23)
+    journal = journal_lines(events, seed=23)
+    waiting = sorted({e["demande_id"] for e in events if e["type"] == "delegation"})[:25]
+    events = [e for e in events
+              if not (e["type"] == "delegation" and e["demande_id"] in waiting)]
+    journal += [json.dumps({"demande_id": d, "preset": "en-attente"}) for d in waiting]
+    journal += [json.dumps({"demande_id": f"sans-evenement-{i}", "preset": "orphelin",
+                            "format": "md"}) for i in range(30)]
+    return events, journal
+
+
+def load(services: Services, events: list[dict[str, Any]], journal: list[str] | None
+         ) -> None:
+    if journal is not None:
+        services.settings.journal_path.write_text("\n".join(journal) + "\n")
+    for start in range(0, len(events), 300):
+        services.store.append(accept_batch({"evenements": events[start:start + 300]}))
+    services.runner.catch_up()
+
+
+def rows(services: Services, name: str) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of the two tables for projection ``name``, without it, in key order,
+    values as the database gives them back (an int and its decimal text differ)."""
+    out = {}
+    with services.projection.view._read() as c:  # type: ignore[attr-defined]
+        for table in TABLES:
+            c.execute(f"SELECT * FROM {table} WHERE projection = ? "
+                      "ORDER BY champ, valeur, client", (name,))
+            out[table] = [tuple(row[1:]) for row in c.fetchall()]
+    return out
+
+
+def replayed(services: Services, zone: str) -> dict[str, list[tuple[Any, ...]]]:
+    """The two tables of a replay into ``zone`` beside the live projection."""
+    replay(replace(services.settings, fuseau=None), "v1", fuseau=zone)
+    return rows(services, projection_name("v1", zone))
+
+
+class StreamingContract:
+    """The rebuild against the page-by-page fold, on one backend."""
+
+    def test_chunks_split_keys_and_nothing_changes(
+            self, services: Services, monkeypatch: pytest.MonkeyPatch) -> None:
+        events, journal = edge_corpus()
+        load(services, events, journal)
+        live = rows(services, services.projection.tracking_name)
+        assert len(live["bilan_groupes"]) > 100
+        groupes = {row[:2] for row in live["bilan_groupes"]}
+        echantillons = {row[:2] for row in live["bilan_echantillons"]}
+        assert ("preset", "en-attente") in groupes - echantillons
+        assert not any(valeur == "orphelin" for _, valeur in groupes)
+        monkeypatch.setattr(sql_groups, "REBUILD_ROWS", 7)
+        assert replayed(services, "Etc/GMT-1") == live
+        # The exact path: joined rows in key order, 7 at a time, summed per key.
+        view = type(services.projection.view)
+        monkeypatch.setattr(view, "EXACT_SUMS", False)
+        monkeypatch.setattr(view, "_sums_fit", staticmethod(lambda c, name: False))
+        assert replayed(services, "Etc/GMT-2") == live
+
+    def test_without_a_journal_only_the_clients_samples(
+            self, services: Services, monkeypatch: pytest.MonkeyPatch) -> None:
+        events, _ = edge_corpus()
+        load(services, events, None)
+        live = rows(services, services.projection.tracking_name)
+        assert live["bilan_groupes"] == []
+        assert {row[:2] for row in live["bilan_echantillons"]} == {("", "")}
+        monkeypatch.setattr(sql_groups, "REBUILD_ROWS", 1)
+        assert replayed(services, "Etc/GMT-1") == live
+        view = type(services.projection.view)
+        monkeypatch.setattr(view, "EXACT_SUMS", False)
+        monkeypatch.setattr(view, "_sums_fit", staticmethod(lambda c, name: False))
+        assert replayed(services, "Etc/GMT-2") == live
+
+    def test_an_empty_store_rebuilds_nothing(self, services: Services) -> None:
+        load(services, [], ["{\"demande_id\": \"d\", \"preset\": \"p\"}"])
+        assert replayed(services, "Etc/GMT-1") == {table: [] for table in TABLES}
+
+
+class TestStreamingSQLite(StreamingContract):
+    backend = "sqlite"
+
+
+class TestStreamingPostgres(StreamingContract):
+    backend = "postgresql"
