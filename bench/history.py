@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import shutil
 import subprocess
 import sys
@@ -91,7 +90,11 @@ def _replay_here(data: Path) -> None:
     result = replay(Settings(data=data, token=TOKEN), "v1", fuseau="UTC")
     seconds = time.perf_counter() - started
     events = int(result["evenements"])
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KB on Linux
+    # VmHWM, not ru_maxrss: Linux carries ru_maxrss across fork and exec, so a child of
+    # the bench (which holds the 1M-event corpus) would report its parent's peak.
+    status = Path("/proc/self/status").read_text()
+    line = next(x for x in status.splitlines() if x.startswith("VmHWM:"))
+    peak = int(line.split()[1]) / 1024  # kB
     print(json.dumps({"events": events, "seconds": seconds, "rate": events / seconds,
                       "peak_rss_mb": peak}))
 
