@@ -41,8 +41,9 @@ _INVALID = "Invalid HTTP request received."  # uvicorn's own words for a parser 
 
 
 class _HeaderTimeout:
-    """The header timeout (ADR-0010), for a uvicorn protocol that calls ``_arm()`` on
-    connecting and after each response: ``header_timeout`` seconds later the connection
+    """The guards both protocols share, mixed in before uvicorn's protocol: the
+    half-close answer (ADR-0053), and the header timeout (ADR-0010), armed on connecting
+    and (by the protocol) after each response: ``header_timeout`` seconds later the connection
     closes unless a request's headers completed meanwhile or a request is being served."""
 
     header_timeout: float
@@ -50,6 +51,22 @@ class _HeaderTimeout:
     transport: asyncio.Transport
     cycle: Any
     _stall: asyncio.TimerHandle | None = None
+    _half_closed = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        """The protocol's, then the header timer armed."""
+        super().connection_made(transport)  # type: ignore[misc]
+        self._arm()
+
+    def eof_received(self) -> bool | None:
+        """Keep our side of the socket open (True) only while a request that arrived
+        whole waits for its answer (ADR-0053): after the answer the connection closes, and
+        a request cut short, or an idle connection, closes at once as before."""
+        cycle = self.cycle
+        if cycle is not None and not cycle.more_body and not cycle.response_complete:
+            self._half_closed = True
+            return True
+        return None
 
     def _arm(self) -> None:
         # One timer a connection: a pipelined request started as the previous answer
@@ -84,23 +101,8 @@ def guarded_h11(header_timeout: float) -> type[H11Protocol]:
     ways (see the module; ADR-0010, 0053, 0102). Its header cap is uvicorn's
     ``h11_max_incomplete_event_size``, which the caller sets (``MAX_HEADERS``)."""
 
-    class GuardedH11Protocol(_HeaderTimeout, H11Protocol):
-        _half_closed = False
-
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            super().connection_made(transport)
-            self._arm()
-
-        def eof_received(self) -> bool | None:  # type: ignore[override]
-            # True keeps our side of the socket open. Only while a request that arrived
-            # whole waits for its answer: after the answer the connection closes, and a
-            # request cut short, or an idle connection, closes at once as before.
-            cycle = self.cycle
-            if cycle is not None and not cycle.more_body and not cycle.response_complete:
-                self._half_closed = True
-                return True
-            return None
-
+    # eof_received may return True (keep the socket half-open), where uvicorn types None.
+    class GuardedH11Protocol(_HeaderTimeout, H11Protocol):  # type: ignore[misc]
         def handle_events(self) -> None:
             super().handle_events()
             # A request framed two ways (api.http.framing): close once it is answered,
@@ -141,24 +143,11 @@ def guarded_httptools(header_timeout: float,
     too_large = json.dumps({"ok": False, "erreur": f"request headers over {max_head} bytes"},
                            ensure_ascii=False, separators=(",", ":")).encode()
 
-    class GuardedHttpToolsProtocol(_HeaderTimeout, HttpToolsProtocol):
-        _half_closed = False
+    class GuardedHttpToolsProtocol(_HeaderTimeout, HttpToolsProtocol):  # type: ignore[misc]
         _in_head = True  # the next bytes received belong to a request's line and headers
         _head_bytes = 0  # bytes of the head being received, counted over whole reads
         _heads = 0  # heads completed on this connection
         _refusal: bytes | None = None  # the last answer, held until those in flight are out
-
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            super().connection_made(transport)
-            self._arm()
-
-        def eof_received(self) -> bool | None:  # type: ignore[override]
-            # As guarded_h11's (ADR-0053).
-            cycle = self.cycle
-            if cycle is not None and not cycle.more_body and not cycle.response_complete:
-                self._half_closed = True
-                return True
-            return None
 
         def data_received(self, data: bytes) -> None:
             # uvicorn's, but a parser error is answered through _refuse, and a head still
