@@ -7,7 +7,8 @@ they are dense and counting up to a position needs no scan (ADR-0008).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 from uuid import UUID
 
@@ -25,37 +26,37 @@ from miam_economies.api.store.recorders import EconomiesRecorder, Row
 class SQLiteEconomiesRecorder(EconomiesRecorder, SQLiteApplicationRecorder):
     """``EconomiesRecorder`` over the library's SQLite events table."""
 
-    def insert_within(self, stored_events: Sequence[StoredEvent],
-                      deadline: float) -> Sequence[int] | None:
-        """See ``EconomiesRecorder.insert_within``: the connection's busy timeout is the
-        time left for this one transaction (the write lock is taken at its first insert),
-        then the configured one again."""
-        configured = int((self.datastore.pool.lock_timeout
-                          or SQLITE3_DEFAULT_LOCK_TIMEOUT) * 1000)
+    @contextmanager
+    def _transaction_within(self, deadline: float | None) -> Iterator[SQLiteCursor]:
+        """A write transaction whose wait for the write lock (taken at its first insert)
+        ends at ``deadline`` (the configured busy timeout again afterwards; None: the
+        configured one throughout)."""
         with self.datastore.transaction(commit=True) as cursor:
+            if deadline is None:
+                yield cursor
+                return
+            configured = int((self.datastore.pool.lock_timeout
+                              or SQLITE3_DEFAULT_LOCK_TIMEOUT) * 1000)
             cursor.execute(f"PRAGMA busy_timeout = {self.milliseconds_left(deadline)}")
             try:
-                return self._insert_events(cursor, stored_events)
+                yield cursor
             finally:
                 cursor.execute(f"PRAGMA busy_timeout = {configured}")
 
+    def insert_within(self, stored_events: Sequence[StoredEvent],
+                      deadline: float) -> Sequence[int] | None:
+        """See ``EconomiesRecorder.insert_within``: the connection's busy timeout is the
+        time left for this one transaction."""
+        with self._transaction_within(deadline) as cursor:
+            return self._insert_events(cursor, stored_events)
+
     def insert_rows(self, rows: Sequence[Row], deadline: float | None) -> None:
         """See ``EconomiesRecorder.insert_rows``: the rows as they are, hex ids being what
-        this table stores, in one ``executemany`` (the library's statement), the busy
-        timeout bounded by ``deadline`` as ``insert_within`` bounds it."""
+        this table stores, in one ``executemany`` (the library's statement), bounded by
+        ``deadline`` as ``insert_within`` is."""
         params = [(sid, 1, topic, state) for sid, topic, state in rows]
-        if deadline is None:
-            with self.datastore.transaction(commit=True) as cursor:
-                cursor.executemany(self.insert_events_statement, params)
-            return
-        configured = int((self.datastore.pool.lock_timeout
-                          or SQLITE3_DEFAULT_LOCK_TIMEOUT) * 1000)
-        with self.datastore.transaction(commit=True) as cursor:
-            cursor.execute(f"PRAGMA busy_timeout = {self.milliseconds_left(deadline)}")
-            try:
-                cursor.executemany(self.insert_events_statement, params)
-            finally:
-                cursor.execute(f"PRAGMA busy_timeout = {configured}")
+        with self._transaction_within(deadline) as cursor:
+            cursor.executemany(self.insert_events_statement, params)
 
     def _insert_events(self, c: SQLiteCursor, stored_events: Sequence[StoredEvent],
                        **kwargs: Any) -> Sequence[int] | None:
