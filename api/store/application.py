@@ -101,6 +101,7 @@ class EventStore(Application[UUID]):
         # which cost more than waiting here (ADR-0011). Other processes still race; the
         # store's uniqueness and the retry below arbitrate them.
         self._append_lock = threading.Lock()
+        self._last_all_new = False  # whether the last append stored every event it had
 
     def construct_transcoder(self) -> Transcoder:
         """``OrjsonTranscoder``: the library's stored format, about 3x faster (ADR-0011)."""
@@ -152,6 +153,39 @@ class EventStore(Application[UUID]):
         Raises ``StoreUnavailable`` when the store cannot take the batch (in time); then
         nothing of it is stored; ``ValueError`` when ``recus_le`` is not one per event.
         """
+        first_seen, stamps, repeats = self._keyed(evenements, recus_le)
+        wait = -1 if deadline is None else max(0.0, deadline - time.monotonic())
+        if not self._append_lock.acquire(timeout=wait):
+            raise StoreUnavailable("the appends queued in front of this batch did not "
+                                   "finish in time")
+        try:
+            return self._append(evenements, first_seen, stamps, repeats, deadline)
+        finally:
+            self._append_lock.release()
+
+    def append_now(self, evenements: Sequence[Payload], within: float) -> Appended | None:
+        """``append(evenements)`` if it can start at once: no other append of this process
+        under way, and the store's write lock had within ``within`` seconds; else None,
+        with nothing stored. For a small batch appended on the event loop (ADR-0118),
+        which must never wait there on another append; the caller then appends it in a
+        thread, as any other. None too when the store fails (``StoreUnavailable``): the
+        caller's ``append`` says so again, under its own deadline."""
+        first_seen, stamps, repeats = self._keyed(evenements, None)
+        if not self._append_lock.acquire(blocking=False):
+            return None
+        try:
+            return self._append(evenements, first_seen, stamps, repeats,
+                                time.monotonic() + within, tentative=True)
+        except StoreUnavailable:
+            return None
+        finally:
+            self._append_lock.release()
+
+    @staticmethod
+    def _keyed(evenements: Sequence[Payload], recus_le: Sequence[str] | None
+               ) -> tuple[dict[str, Payload], dict[int, str], list[tuple[str, Payload]]]:
+        """The batch keyed for ``_append``: its first occurrence of each stream id (hex),
+        the ``recu_le`` given per event (by identity), and the later repeats of an id."""
         if recus_le is not None and len(recus_le) != len(evenements):
             raise ValueError(f"{len(recus_le)} recu_le for {len(evenements)} events")
         # By identity: two equal events of one batch may carry different times.
@@ -165,24 +199,24 @@ class EventStore(Application[UUID]):
                 repeats.append((sid, ev))
             else:
                 first_seen[sid] = ev
-        wait = -1 if deadline is None else max(0.0, deadline - time.monotonic())
-        if not self._append_lock.acquire(timeout=wait):
-            raise StoreUnavailable("the appends queued in front of this batch did not "
-                                   "finish in time")
-        try:
-            return self._append(evenements, first_seen, stamps, repeats, deadline)
-        finally:
-            self._append_lock.release()
+        return first_seen, stamps, repeats
 
     def _append(self, evenements: Sequence[Payload], first_seen: dict[str, Payload],
                 stamps: dict[int, str], repeats: list[tuple[str, Payload]],
-                deadline: float | None) -> Appended:
+                deadline: float | None, *, tentative: bool = False) -> Appended:
+        # tentative: append_now's attempt, whose failure the caller's append retries (and
+        # logs, if it fails too).
+        recorder = self.economies_recorder
+        # ADR-0117: after a batch that was all new, the next is guessed all new too and
+        # inserted without asking which ids are stored: a stored one makes the insert fail
+        # whole, and the next attempt asks. A batch repeating an id within itself asks.
+        guess = self._last_all_new and not repeats and recorder.insert_leaves_no_trace
         try:
-            for _ in range(SAVE_ATTEMPTS):
+            for _ in range(SAVE_ATTEMPTS + guess):
                 if deadline is not None and time.monotonic() >= deadline:
                     raise StoreUnavailable("the store's write lock was not had in time")
                 # One query says which ids are stored and what they hold.
-                stored = self.economies_recorder.stored_states_hex(list(first_seen))
+                stored = {} if guess else recorder.stored_states_hex(list(first_seen))
                 new = [(sid, ev) for sid, ev in first_seen.items() if sid not in stored]
                 conflicts = self._conflicts(first_seen, stored, repeats)
                 unseen = set(conflicts) - self.stored(list(conflicts))
@@ -192,15 +226,19 @@ class EventStore(Application[UUID]):
                             [*self._new_rows(new, stamps),
                              *self._conflict_rows(conflicts, unseen, stamps)], deadline)
                 except IntegrityError:
-                    # Another writer stored one of these ids since the check: the whole
-                    # insert rolled back; filter again against what is now stored.
+                    # An id guessed new was stored, or another writer stored one since
+                    # the check: the whole insert rolled back; filter again against what
+                    # is now stored.
+                    guess = self._last_all_new = False
                     continue
                 if new or unseen:
                     self._notify_listeners()
+                self._last_all_new = len(new) == len(evenements)
                 differing = sum(len(versions) for versions in conflicts.values())
                 return Appended(len(new), len(evenements) - len(new), differing)
         except (PersistenceError, ConnectionPoolClosedError) as exc:
-            log.warning("event store unavailable: %s", exc)
+            if not tentative:
+                log.warning("event store unavailable: %s", exc)
             raise StoreUnavailable(str(exc)) from None
         raise StoreUnavailable(f"lost the race to other writers {SAVE_ATTEMPTS} times")
 

@@ -28,6 +28,12 @@ class EconomiesRecorder(ApplicationRecorder):
     one stored event.
     """
 
+    insert_leaves_no_trace = False
+    """Whether an insert refused for a stream already stored leaves the store as it was,
+    notification ids included: then the append may insert a batch it guesses all new
+    without asking first, and ask only if refused (ADR-0117). False here: a sequence may
+    draw ids that a rolled-back insert leaves as a gap (PostgreSQL's bigserial)."""
+
     @abstractmethod
     def insert_within(self, stored_events: Sequence[StoredEvent],
                       deadline: float) -> Sequence[int] | None:

@@ -26,6 +26,8 @@ from miam_economies.api.store.recorders import EconomiesRecorder, Row
 class SQLiteEconomiesRecorder(EconomiesRecorder, SQLiteApplicationRecorder):
     """``EconomiesRecorder`` over the library's SQLite events table."""
 
+    insert_leaves_no_trace = True  # a rolled-back insert draws no rowid (ADR-0117)
+
     @contextmanager
     def _transaction_within(self, deadline: float | None) -> Iterator[SQLiteCursor]:
         """A write transaction whose wait for the write lock (taken at its first insert)
