@@ -191,7 +191,13 @@ def test_a_client_that_half_closes_after_its_request_gets_the_answer(
         sock.sendall(post_head(BATCH) + BATCH + extra)
         sock.shutdown(socket.SHUT_WR)
         answer = read_all(sock)
-    assert statuses(answer) == [200] and answer.endswith(b"}"), answer[:200]
+    # The answer whole, then the close. Bytes past the request that are no request
+    # ("garbage") are refused too (400, then the close) when the server answers before it
+    # has read the client's end: a race with the network (the small batch is answered on
+    # the event loop, ADR-0118), and what HTTP/1.1 asks of a server that cannot know.
+    allowed = [[200], [200, 400]] if extra.startswith(b"garbage") else [[200]]
+    assert statuses(answer) in allowed, answer[:200]
+    assert answer.split(b"HTTP/1.1 400")[0].endswith(b'"doublons":0}'), answer[:400]
     assert guarded.stored() == 2
 
 
