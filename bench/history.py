@@ -5,23 +5,20 @@ Each size's store is filled in this process through the store's own append (the 
 format is ours), with no projection folded; the projection is then built by a replay of
 every projection in a process of its own, which is both the replay measure and the fill's
 fold: a live catch-up folds twice as slowly, and folding twice bought nothing.
-
-``python -m bench.history replay DATA``: that process (prints one JSON line).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench import servers
 from bench.servers import BATCH, Server, client_for, corpus, serving
 from miam_economies.api.service.bootstrap import open_services
 from miam_economies.api.service.settings import Settings
@@ -72,31 +69,38 @@ def fill(size: int, ours: Path, naive: Path, progress: Callable[[int], None]) ->
     return {"day": events[len(events) // 2]["date"][:10], "demande": demande}
 
 
+REPLAY_CHILD = """
+import json, sys, time
+from pathlib import Path
+from miam_economies.api.service.replay import replay
+from miam_economies.api.service.settings import Settings
+
+started = time.perf_counter()
+result = replay(Settings(data=Path(sys.argv[1]), token=sys.argv[2]), "v1", fuseau="UTC")
+seconds = time.perf_counter() - started
+events = int(result["evenements"])
+# VmHWM, not ru_maxrss: Linux carries ru_maxrss across fork and exec, so a child of the
+# bench (which holds the 1M-event corpus) would report its parent's peak.
+line = next(x for x in Path("/proc/self/status").read_text().splitlines()
+            if x.startswith("VmHWM:"))
+print(json.dumps({"events": events, "seconds": seconds, "rate": events / seconds,
+                  "peak_rss_mb": int(line.split()[1]) / 1024}))
+"""
+"""The replay's own process: ``python -c REPLAY_CHILD DATA TOKEN`` prints one JSON line.
+It imports only the package, so that another checkout's python runs it as well
+(``servers.OURS_BIN``)."""
+
+
 def replay_apart(data: Path) -> dict[str, float]:
     """Replay every projection of ``data`` under ``v1`` in UTC (the one that serves, at
-    its first event: built from scratch) in a process of its own; return ``{"events",
-    "seconds", "rate" (events/s), "peak_rss_mb"}``, the peak being that process's alone."""
-    done = subprocess.run([sys.executable, "-m", "bench.history", "replay", str(data)],
-                          check=True, capture_output=True, text=True)
+    its first event: built from scratch) in a process of its own, ``OURS_BIN``'s python
+    (run from ``data``, so that this checkout's folders do not shadow its package); return
+    ``{"events", "seconds", "rate" (events/s), "peak_rss_mb"}``, the peak being that
+    process's alone."""
+    done = subprocess.run([str(servers.OURS_BIN / "python"), "-c", REPLAY_CHILD, str(data),
+                           TOKEN], check=True, capture_output=True, text=True, cwd=data)
     measured: dict[str, float] = json.loads(done.stdout.splitlines()[-1])
     return measured
-
-
-def _replay_here(data: Path) -> None:
-    """The child of ``replay_apart``: replay, then print the JSON line."""
-    from miam_economies.api.service.replay import replay
-
-    started = time.perf_counter()
-    result = replay(Settings(data=data, token=TOKEN), "v1", fuseau="UTC")
-    seconds = time.perf_counter() - started
-    events = int(result["evenements"])
-    # VmHWM, not ru_maxrss: Linux carries ru_maxrss across fork and exec, so a child of
-    # the bench (which holds the 1M-event corpus) would report its parent's peak.
-    status = Path("/proc/self/status").read_text()
-    line = next(x for x in status.splitlines() if x.startswith("VmHWM:"))
-    peak = int(line.split()[1]) / 1024  # kB
-    print(json.dumps({"events": events, "seconds": seconds, "rate": events / seconds,
-                      "peak_rss_mb": peak}))
 
 
 def raw_log_read(data: Path) -> float:
@@ -190,15 +194,3 @@ def history(sizes: list[int], repeat: int, requests: int, paired: int, naive_req
         shutil.rmtree(naive)
         shutil.rmtree(ours)
     return result
-
-
-def main() -> None:
-    """``replay DATA``: ``_replay_here``."""
-    parser = argparse.ArgumentParser(description="the bench's replay in a process apart")
-    parser.add_argument("what", choices=["replay"])
-    parser.add_argument("data", type=Path)
-    _replay_here(parser.parse_args().data)
-
-
-if __name__ == "__main__":
-    main()

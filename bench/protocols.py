@@ -23,11 +23,14 @@ by patching the server process before it starts; none is ever a way to run the s
 * ``-hist``: without the latency histogram (``Metrics.request`` counts refusals only);
 * ``-outer``: without the app-wide ``RequestObserver`` (the route's one observes);
 * ``-observe``: with no ``RequestObserver`` at all (no line, no metric);
-* ``-thread``: validation and append on the event loop, not in a worker thread;
-* ``lean``: ``-observe`` and ``-thread`` together.
+* ``-thread``: validation and append on the event loop, not in a worker thread (since
+  ADR-0118 ``serve`` does that itself for a small batch when the store takes it at once);
+* ``lean``: ``-observe`` and ``-thread`` together;
+* ``xwriter``: the worker thread a dedicated one-thread executor's, not anyio's pool.
 
 ``--micro`` instead times each piece alone, in this process (microseconds a call);
-``--profile N`` profiles N POSTs through ``serve``'s ASGI app in this process.
+``--profile N [--size S]`` profiles N POSTs of S events (default 10) through ``serve``'s ASGI
+app in this process, after timing them against the bare append's app alike.
 
 Run: ``python -m bench.protocols [--rounds 7] [--posts 400] [--fold thread|process]
 [--variants=bare,h11,httptools]`` (``--variants=`` with the ``=``: names start with ``-``).
@@ -61,7 +64,7 @@ SMALL, WARM_UP = 10, 20
 """Events per POST (the plugin's steady state), and untimed POSTs before the timed ones."""
 
 VARIANTS = ("bare", "h11", "httptools", "-log", "-hist", "-outer", "-observe", "-thread",
-            "lean")
+            "lean", "xwriter")
 TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -116,6 +119,14 @@ def _patch(variant: str, fold: str) -> None:
         async def inline(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
             return func(*args, **kwargs)
         routes.run_in_threadpool = inline  # type: ignore[assignment]
+    if variant == "xwriter":
+        from concurrent.futures import ThreadPoolExecutor
+        pool = ThreadPoolExecutor(1)
+
+        async def writer(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+            return await asyncio.get_running_loop().run_in_executor(
+                pool, functools.partial(func, *args, **kwargs))
+        routes.run_in_threadpool = writer  # type: ignore[assignment]
 
 
 def _has_projection_option() -> bool:
@@ -357,14 +368,20 @@ def micro(n: int = 20_000) -> dict[str, float]:
     return out
 
 
-def profile(n: int = 1_500) -> None:
-    """Profile ``n`` 10-event POSTs through ``serve``'s ASGI app in this process: no
-    HTTP server, no projection runner, no thread hop (``-thread``), so that one thread
-    does all; cProfile on the CPU clock. Prints the 60 costliest calls, cumulative."""
+def profile(n: int = 1_500, size: int = SMALL) -> None:
+    """Profile ``n`` POSTs of ``size`` events through ``serve``'s ASGI app in this process:
+    no HTTP server, no projection runner, no thread hop (``-thread``), so that one thread
+    does all; cProfile on the CPU clock. First, unprofiled, the CPU per POST of ``n`` such
+    POSTs through that app and through the bare append's (``bench.bare``, its writer
+    thread made inline too), alternately, each on a fresh data directory: what our
+    request path costs above the bare one, HTTP aside. Prints those, then the 60
+    costliest calls, cumulative."""
     import cProfile
     import pstats
 
     import uvloop
+
+    from bench import bare
 
     _patch("-thread", "process")
     from miam_economies.api.cli import serve as serve_module
@@ -374,13 +391,41 @@ def profile(n: int = 1_500) -> None:
     configure_request_log()
     logging.getLogger("miam_economies.requests").handlers[0].setStream(
         open(os.devnull, "w"))  # noqa: SIM115 - the process's whole life
-    events = generate((WARM_UP + n) * SMALL, seed=5)
-    bodies = [json.dumps({"evenements": events[i:i + SMALL]}, ensure_ascii=False,
+    events = generate((WARM_UP + n) * size, seed=5)
+    bodies = [json.dumps({"evenements": events[i:i + size]}, ensure_ascii=False,
                          separators=(",", ":")).encode()
-              for i in range(0, (WARM_UP + n) * SMALL, SMALL)]
+              for i in range(0, (WARM_UP + n) * size, size)]
 
-    async def run(data: Path) -> cProfile.Profile:
-        app = serve_module.create_app(Settings(data=data, token=TOKEN, fuseau="UTC"))
+    async def post(app: Any, state: dict[str, Any], body: bytes) -> None:
+        # The scope uvicorn's httptools protocol builds for an httpx POST.
+        headers = [(b"host", b"127.0.0.1"), (b"accept", b"*/*"),
+                   (b"accept-encoding", b"gzip, deflate"), (b"connection", b"keep-alive"),
+                   (b"user-agent", b"python-httpx/0.28.1"),
+                   (b"authorization", f"Bearer {TOKEN}".encode()),
+                   (b"content-type", b"application/json"),
+                   (b"content-length", b"%d" % len(body))]
+        scope = {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"},
+                 "http_version": "1.1", "server": ("127.0.0.1", 8090),
+                 "client": ("127.0.0.1", 5555), "scheme": "http", "root_path": "",
+                 "headers": headers, "state": state.copy(), "method": "POST",
+                 "path": "/economies", "raw_path": b"/economies", "query_string": b""}
+        sent: list[Any] = []
+
+        async def receive() -> dict[str, Any]:
+            if not sent:
+                return {"type": "http.request", "body": body, "more_body": False}
+            await asyncio.Event().wait()  # the client never disconnects
+            raise AssertionError
+
+        async def send(message: Any) -> None:
+            sent.append(message)
+
+        await app(scope, receive, send)
+        assert sent[0]["status"] == 200, sent
+
+    async def ours(data: Path, profiler: cProfile.Profile | None) -> float:
+        app = serve_module.create_app(Settings(data=data, token=TOKEN, fuseau="UTC",
+                                               fold_in_thread=False))
         state: dict[str, Any] = {}
         messages: asyncio.Queue[dict[str, str]] = asyncio.Queue()
         await messages.put({"type": "lifespan.startup"})
@@ -393,47 +438,45 @@ def profile(n: int = 1_500) -> None:
         life = asyncio.create_task(app({"type": "lifespan", "state": state},
                                        messages.get, lifespan_send))
         await started.wait()
-
-        async def post(body: bytes) -> None:
-            # The scope uvicorn's httptools protocol builds for an httpx POST.
-            headers = [(b"host", b"127.0.0.1"), (b"accept", b"*/*"),
-                       (b"accept-encoding", b"gzip, deflate"), (b"connection", b"keep-alive"),
-                       (b"user-agent", b"python-httpx/0.28.1"),
-                       (b"authorization", f"Bearer {TOKEN}".encode()),
-                       (b"content-type", b"application/json"),
-                       (b"content-length", b"%d" % len(body))]
-            scope = {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"},
-                     "http_version": "1.1", "server": ("127.0.0.1", 8090),
-                     "client": ("127.0.0.1", 5555), "scheme": "http", "root_path": "",
-                     "headers": headers, "state": state.copy(), "method": "POST",
-                     "path": "/economies", "raw_path": b"/economies", "query_string": b""}
-            sent: list[Any] = []
-
-            async def receive() -> dict[str, Any]:
-                if not sent:
-                    return {"type": "http.request", "body": body, "more_body": False}
-                await asyncio.Event().wait()  # the client never disconnects
-                raise AssertionError
-
-            async def send(message: Any) -> None:
-                sent.append(message)
-
-            await app(scope, receive, send)
-            assert sent[0]["status"] == 200, sent
-
         for body in bodies[:WARM_UP]:
-            await post(body)
-        profiler = cProfile.Profile(time.process_time)
-        profiler.enable()
+            await post(app, state, body)
+        began = time.process_time()
+        if profiler is not None:
+            profiler.enable()
         for body in bodies[WARM_UP:]:
-            await post(body)
-        profiler.disable()
+            await post(app, state, body)
+        if profiler is not None:
+            profiler.disable()
+        spent = time.process_time() - began
         await messages.put({"type": "lifespan.shutdown"})
         await life
-        return profiler
+        return spent / n
 
+    async def reference(data: Path) -> float:
+        app = bare.build_app(data)
+        loop = asyncio.get_running_loop()
+
+        async def inline(executor: Any, func: Callable[..., Any], *args: Any) -> Any:
+            return func(*args)
+
+        loop.run_in_executor = inline  # type: ignore[method-assign,assignment]
+        for body in bodies[:WARM_UP]:
+            await post(app, {}, body)
+        began = time.process_time()
+        for body in bodies[WARM_UP:]:
+            await post(app, {}, body)
+        return (time.process_time() - began) / n
+
+    figures: dict[str, list[float]] = {"ours": [], "bare": []}
     with tempfile.TemporaryDirectory(prefix="miam-protocols-") as tmp:
-        profiler = uvloop.run(run(Path(tmp)))
+        for rnd in range(3):
+            figures["ours"].append(uvloop.run(ours(Path(tmp) / f"ours-{rnd}", None)))
+            figures["bare"].append(uvloop.run(reference(Path(tmp) / f"bare-{rnd}")))
+        ours_ms, bare_ms = (statistics.median(figures[k]) * 1e3 for k in ("ours", "bare"))
+        print(f"{size}-event POSTs, CPU each, app only (medians of 3 x {n}): ours "
+              f"{ours_ms:.2f} ms, bare {bare_ms:.2f} ms, ratio {ours_ms / bare_ms:.2f}")
+        profiler = cProfile.Profile(time.process_time)
+        uvloop.run(ours(Path(tmp) / "profiled", profiler))
     stats = pstats.Stats(profiler)
     print(f"{n} POSTs, {stats.total_tt / n * 1e3:.2f} ms of CPU each (profiled)")  # type: ignore[attr-defined]
     stats.sort_stats("cumulative").print_stats(60)
@@ -448,6 +491,8 @@ def main() -> None:
     parser.add_argument("--fold", choices=("thread", "process"), default="thread")
     parser.add_argument("--micro", action="store_true")
     parser.add_argument("--profile", type=int, metavar="N")
+    parser.add_argument("--size", type=int, default=SMALL,
+                        help="events per POST with --profile (default: the plugin's 10)")
     parser.add_argument("--serve", help=argparse.SUPPRESS)
     parser.add_argument("--data", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
@@ -459,7 +504,7 @@ def main() -> None:
         print(json.dumps(micro(), indent=1))
         return
     if args.profile:
-        profile(args.profile)
+        profile(args.profile, args.size)
         return
     variants = args.variants.split(",")
     unknown = set(variants) - set(VARIANTS)

@@ -193,6 +193,13 @@ def postgres_rows(postgres: dict[str, Any]) -> list[Row]:
                  f"{current / today_current:.2f}", ""],
                 [f"one {BATCH}-event POST on PostgreSQL, {workers} worker(s): p50 / p99",
                  _ms(entry["latencies"]), f"6e225cd: {today_ms} ms", "", ""]]
+        # What bounds one worker: its CPU per POST times the POSTs a second is the cores
+        # its Python keeps busy (1.0: saturated; the projector and the database share the
+        # rest of the machine).
+        cpu = median(entry["cpu_server_ms"]) + median(entry["cpu_descendants_ms"])
+        out.append([f"  ... server CPU per {BATCH}-event POST (serve and its workers)",
+                    f"{cpu:.1f} ms", f"{cpu / 1000 * rate / BATCH:.2f} cores busy", "",
+                    "stated"])
     return out
 
 

@@ -49,7 +49,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from bench import report
+from bench import report, servers
 from bench.history import history
 from bench.ingest import SHAPES_EVENTS, ingest, ingest_postgres, requests
 from bench.servers import BATCH
@@ -88,14 +88,18 @@ def arguments() -> argparse.Namespace:
                              "(MIAM_TEST_POSTGRES, default the local server's test database)")
     parser.add_argument("--postgres-events", type=int, default=20_000,
                         help="events per PostgreSQL run (6e225cd's reference: 20,000)")
+    parser.add_argument("--ours-bin", type=Path, default=None,
+                        help="the bin directory of another checkout's venv whose "
+                             "miam-economies is measured as ours (the before of a "
+                             "before/after; the stored format is the same)")
     return parser.parse_args()
 
 
-def commit() -> str:
-    """``git rev-parse --short HEAD``, and whether the tree differs from it (the bench's
-    own outputs aside)."""
+def commit(checkout: Path = ROOT) -> str:
+    """``git rev-parse --short HEAD`` in ``checkout``, and whether its tree differs from it
+    (the bench's own outputs aside)."""
     def git(*args: str) -> str:
-        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True,
+        return subprocess.run(["git", *args], cwd=checkout, capture_output=True, text=True,
                               check=True).stdout.strip()
 
     changed = git("status", "--porcelain", "--", ".", ":!README.md", ":!bench/latest.json")
@@ -120,6 +124,9 @@ def main() -> None:
     command = "make bench" if len(sys.argv) == 1 else \
         "python -m bench.run " + shlex.join(sys.argv[1:])
     at_commit = commit()
+    if args.ours_bin is not None:  # ours is another checkout's: name both commits
+        servers.OURS_BIN = args.ours_bin.resolve()
+        at_commit = f"{commit(servers.OURS_BIN.parents[1])} (ours; bench at {at_commit})"
     started = time.perf_counter()
     timings: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="miam-bench-") as tmp, \

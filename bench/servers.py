@@ -26,6 +26,11 @@ from tests.corpus import generate
 BATCH = 500
 """Events per POST in the ingest sections: the plugin's largest batch (ATTENTE_MAX)."""
 
+OURS_BIN = Path(sys.executable).parent
+"""The ``bin`` directory whose ``miam-economies`` (and ``python``, for the replay) the bench
+runs as "ours": this venv's, or another checkout's (``make bench`` ``--ours-bin``: the same
+bench against an earlier commit, for a before/after measured side by side)."""
+
 
 # --- Corpus -------------------------------------------------------------------------------
 
@@ -85,7 +90,7 @@ class Server:
             command = [sys.executable, "-m", f"bench.{self.kind}", "--data", str(self.data),
                        "--port", str(self.port)]
         else:
-            command = [str(Path(sys.executable).with_name("miam-economies")), "serve",
+            command = [str(OURS_BIN / "miam-economies"), "serve",
                        "--data", str(self.data), "--port", str(self.port), "--fuseau", "UTC",
                        "--workers", str(self.workers)]
         env = {**os.environ, "MIAM_ECONOMIES_TOKEN": TOKEN}
@@ -99,7 +104,7 @@ class Server:
             self.process = subprocess.Popen(command, env=env, stdout=log, stderr=log)
             if self.database_url is not None:  # the projection is a process of its own
                 self.projector = subprocess.Popen(
-                    [str(Path(sys.executable).with_name("miam-economies")), "project",
+                    [str(OURS_BIN / "miam-economies"), "project",
                      "--data", str(self.data)], env=env, stdout=log, stderr=log)
         deadline = time.monotonic() + 120
         with httpx.Client(base_url=self.url, timeout=120,
