@@ -44,6 +44,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.progress import Progress
@@ -88,11 +89,25 @@ def arguments() -> argparse.Namespace:
                              "(MIAM_TEST_POSTGRES, default the local server's test database)")
     parser.add_argument("--postgres-events", type=int, default=20_000,
                         help="events per PostgreSQL run (6e225cd's reference: 20,000)")
+    parser.add_argument("--before", type=Path, default=ROOT / "bench" / "before-23c14db.json",
+                        help="an earlier --ours-bin run whose PostgreSQL figures the "
+                             "PostgreSQL rows are read against (default: 23c14db's, the "
+                             "code before issue 22; absent: commit 6e225cd's fixed "
+                             "figures)")
     parser.add_argument("--ours-bin", type=Path, default=None,
                         help="the bin directory of another checkout's venv whose "
                              "miam-economies is measured as ours (the before of a "
                              "before/after; the stored format is the same)")
     return parser.parse_args()
+
+
+def before(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The earlier run the PostgreSQL rows are read against (``--before``), if it exists
+    and holds PostgreSQL figures, and this run measures this checkout."""
+    if args.ours_bin is not None or args.before is None or not args.before.exists():
+        return None
+    earlier: dict[str, Any] = json.loads(args.before.read_text())
+    return earlier if earlier.get("raw", {}).get("postgres") else None
 
 
 def commit(checkout: Path = ROOT) -> str:
@@ -163,7 +178,7 @@ def main() -> None:
     seconds = time.perf_counter() - started
     rows = (report.ingest_rows(ingested) + report.request_rows(shaped)
             + report.history_rows(histories)
-            + (report.postgres_rows(postgres) if postgres is not None else []))
+            + (report.postgres_rows(postgres, before(args)) if postgres is not None else []))
     date = datetime.now(UTC)
     heading = (f"Measured {date:%Y-%m-%d} with `{command}` ({seconds:.0f} s) at commit "
                f"{at_commit}, medians of {args.repeat} runs, on a {os.cpu_count()}-core "

@@ -15,12 +15,13 @@ import pytest
 
 from bench import proc
 from bench.bare import FILE
-from bench.report import MARKERS, markdown, replace_table
+from bench.report import MARKERS, markdown, postgres_rows, replace_table
 from bench.servers import bodies, corpus, post_all, serving
 from miam_economies.api.service.bootstrap import open_services
 from miam_economies.api.service.settings import Settings
 from miam_economies.api.store.mapper import payload_text
 from miam_economies.api.store.transcoder import OrjsonTranscoder
+from miam_economies.domain.acceptance import accept_batch
 from miam_economies.domain.events import TOPICS, stream_id
 from tests.conftest import TOKEN
 
@@ -92,3 +93,32 @@ def test_a_snapshot_sees_the_live_descendants() -> None:
     finally:
         child.kill()
         child.wait()
+
+
+def test_the_replay_child_runs_the_measured_checkouts_python(tmp_path: Path) -> None:
+    # --ours-bin: the replay is that checkout's, run from the data directory so that this
+    # checkout's folders do not shadow its package; here, this venv's, on a real store.
+    from bench import history
+
+    data = tmp_path / "data"
+    with open_services(Settings(data=data, token=TOKEN), run_projections=False) as services:
+        events = corpus(1_000, seed=4)
+        for start in (0, 500):  # at most 500 events a batch
+            services.store.append(accept_batch({"evenements": events[start:start + 500]}))
+    measured = history.replay_apart(data)
+    assert measured["events"] == 1_000 and 0 < measured["peak_rss_mb"] < 1_000
+
+
+def test_postgres_rows_read_against_an_earlier_run_of_this_bench() -> None:
+    def runs(rate: float) -> dict[str, object]:
+        return {f"pg-{w}": {"rates": [rate * w], "until_current": [rate / 2],
+                            "cpu_server_ms": [10.0], "cpu_descendants_ms": [0.0],
+                            "latencies": [0.1, 0.2, 0.3]} for w in (1, 4)}
+
+    now = {"events": 20_000, "runs": runs(2_000.0)}
+    earlier = {"commit": "abc1234 (ours; bench at def5678)", "date": "2026-12-02T17:00:00",
+               "raw": {"postgres": {"events": 20_000, "runs": runs(1_000.0)}}}
+    rows = postgres_rows(now, earlier)
+    assert rows[0][2:5] == ["abc1234 (2026-12-02): 1,000", "2.00", ">= 1.7"]
+    assert rows[3][1:3] == ["10.0 ms", "0.04 cores busy"]  # 10 ms x 2,000/500 POSTs/s
+    assert postgres_rows(now)[0][2].startswith("6e225cd: ")  # no earlier run: fixed
