@@ -181,7 +181,8 @@ def main() -> None:
             + (report.postgres_rows(postgres, before(args)) if postgres is not None else []))
     date = datetime.now(UTC)
     heading = (f"Measured {date:%Y-%m-%d} with `{command}` ({seconds:.0f} s) at commit "
-               f"{at_commit}, medians of {args.repeat} runs, on a {os.cpu_count()}-core "
+               f"{at_commit}, medians of {args.repeat} runs (history sizes: one pass), on a "
+               f"{os.cpu_count()}-core "
                f"machine ({ingested['batch_kb']} KB per {BATCH}-event POST):")
     table = Table(title=heading)
     for column in report.COLUMNS:

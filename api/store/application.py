@@ -16,7 +16,6 @@ event objects first, twice the cost of a batch (ADR-0011).
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -36,18 +35,12 @@ from eventsourcing.persistence import (
 )
 from eventsourcing.utils import Environment, EnvType
 
+from miam_economies.api.store.doublons import Conflicts, differing, keyed
 from miam_economies.api.store.mapper import EconomiesMapper, payload_text
 from miam_economies.api.store.recorders import EconomiesRecorder, Row
 from miam_economies.api.store.transcoder import OrjsonTranscoder
 from miam_economies.domain.acceptance import Payload
-from miam_economies.domain.events import (
-    CONFLIT_TOPIC,
-    TOPICS,
-    Stored,
-    canonical,
-    conflict_stream_id,
-    stream_hex,
-)
+from miam_economies.domain.events import CONFLIT_TOPIC, TOPICS, Stored
 from miam_economies.domain.instants import iso_utc
 
 log = logging.getLogger(__name__)
@@ -153,7 +146,7 @@ class EventStore(Application[UUID]):
         Raises ``StoreUnavailable`` when the store cannot take the batch (in time); then
         nothing of it is stored; ``ValueError`` when ``recus_le`` is not one per event.
         """
-        first_seen, stamps, repeats = self._keyed(evenements, recus_le)
+        first_seen, stamps, repeats = keyed(evenements, recus_le)
         wait = -1 if deadline is None else max(0.0, deadline - time.monotonic())
         if not self._append_lock.acquire(timeout=wait):
             raise StoreUnavailable("the appends queued in front of this batch did not "
@@ -170,7 +163,7 @@ class EventStore(Application[UUID]):
         which must never wait there on another append; the caller then appends it in a
         thread, as any other. None too when the store fails (``StoreUnavailable``): the
         caller's ``append`` says so again, under its own deadline."""
-        first_seen, stamps, repeats = self._keyed(evenements, None)
+        first_seen, stamps, repeats = keyed(evenements, None)
         if not self._append_lock.acquire(blocking=False):
             return None
         try:
@@ -180,26 +173,6 @@ class EventStore(Application[UUID]):
             return None
         finally:
             self._append_lock.release()
-
-    @staticmethod
-    def _keyed(evenements: Sequence[Payload], recus_le: Sequence[str] | None
-               ) -> tuple[dict[str, Payload], dict[int, str], list[tuple[str, Payload]]]:
-        """The batch keyed for ``_append``: its first occurrence of each stream id (hex),
-        the ``recu_le`` given per event (by identity), and the later repeats of an id."""
-        if recus_le is not None and len(recus_le) != len(evenements):
-            raise ValueError(f"{len(recus_le)} recu_le for {len(evenements)} events")
-        # By identity: two equal events of one batch may carry different times.
-        stamps = {id(ev): at for ev, at in zip(evenements, recus_le or (), strict=False)}
-        # Keyed by stream id as hex text: no UUID object per event (ADR-0116).
-        first_seen: dict[str, Payload] = {}
-        repeats: list[tuple[str, Payload]] = []
-        for ev in evenements:
-            sid = stream_hex(ev["id"])
-            if sid in first_seen:
-                repeats.append((sid, ev))
-            else:
-                first_seen[sid] = ev
-        return first_seen, stamps, repeats
 
     def _append(self, evenements: Sequence[Payload], first_seen: dict[str, Payload],
                 stamps: dict[int, str], repeats: list[tuple[str, Payload]],
@@ -218,7 +191,8 @@ class EventStore(Application[UUID]):
                 # One query says which ids are stored and what they hold.
                 stored = {} if guess else recorder.stored_states_hex(list(first_seen))
                 new = [(sid, ev) for sid, ev in first_seen.items() if sid not in stored]
-                conflicts = self._conflicts(first_seen, stored, repeats)
+                conflicts = differing(first_seen, stored, repeats,
+                                      self.economies_mapper.stored_payload)
                 unseen = set(conflicts) - self.stored(list(conflicts))
                 try:
                     if new or unseen:
@@ -234,47 +208,13 @@ class EventStore(Application[UUID]):
                 if new or unseen:
                     self._notify_listeners()
                 self._last_all_new = len(new) == len(evenements)
-                differing = sum(len(versions) for versions in conflicts.values())
-                return Appended(len(new), len(evenements) - len(new), differing)
+                conflits = sum(len(versions) for versions in conflicts.values())
+                return Appended(len(new), len(evenements) - len(new), conflits)
         except (PersistenceError, ConnectionPoolClosedError) as exc:
             if not tentative:
                 log.warning("event store unavailable: %s", exc)
             raise StoreUnavailable(str(exc)) from None
         raise StoreUnavailable(f"lost the race to other writers {SAVE_ATTEMPTS} times")
-
-    def _conflicts(self, first_seen: dict[str, Payload], stored: dict[str, bytes],
-                   repeats: list[tuple[str, Payload]]
-                   ) -> dict[UUID, list[tuple[Payload, str]]]:
-        """The doublons whose content differs from the version kept (the stored one, of
-        ``stored`` states by stream, or the batch's first occurrence), by conflict
-        stream: ``[(event, kept version's client), ...]`` (one entry per differing doublon
-        of the batch).
-
-        A re-sent event is nearly always the same bytes: the text it would be stored as is
-        compared with the stored text, and only where they differ are both decoded and
-        compared as canonical JSON (key order and spacing aside). A batch of new events
-        costs nothing here (ADR-0061)."""
-        candidates = [(sid, ev) for sid, ev in first_seen.items() if sid in stored]
-        candidates += repeats
-        if not candidates:
-            return {}
-        payload_of = self.economies_mapper.stored_payload
-        kept: dict[str, tuple[str, str]] = {}  # canonical text and client, when needed
-        conflicts: dict[UUID, list[tuple[Payload, str]]] = {}
-        for sid, ev in candidates:
-            state = stored.get(sid)
-            # None: repeated in the batch, its first occurrence new.
-            kept_text = payload_text(first_seen[sid]) if state is None else payload_of(state)
-            if payload_text(ev) == kept_text:
-                continue
-            if sid not in kept:
-                kept_payload = json.loads(kept_text)  # exact past 64 bits, unlike orjson
-                kept[sid] = (canonical(kept_payload), kept_payload["client"])
-            text, client = canonical(ev), kept[sid][1]
-            if text != kept[sid][0]:
-                conflicts.setdefault(conflict_stream_id(ev["id"], text), []).append(
-                    (ev, client))
-        return conflicts
 
     def _new_rows(self, evenements: Sequence[tuple[str, Payload]],
                   stamps: dict[int, str]) -> list[Row]:
@@ -288,7 +228,7 @@ class EventStore(Application[UUID]):
                  encode(payload_text(ev), stamps.get(id(ev), recu_le), None))
                 for sid, ev in evenements]
 
-    def _conflict_rows(self, conflicts: dict[UUID, list[tuple[Payload, str]]],
+    def _conflict_rows(self, conflicts: Conflicts,
                        unseen: set[UUID], stamps: dict[int, str]) -> list[Row]:
         # A ConflitRecu per differing version not yet recorded: the version as received,
         # under the kept version's client. Its stream id is of its canonical text, so
