@@ -39,6 +39,10 @@ if TYPE_CHECKING:
 
 _INVALID = "Invalid HTTP request received."  # uvicorn's own words for a parser error
 
+LINGER = 2.0
+"""Seconds a refused connection stays half-closed, its incoming bytes dropped, so that the
+refusal reaches a client still sending (ADR-0112; RFC 9112 §9.6)."""
+
 
 class _HeaderTimeout:
     """The guards both protocols share, mixed in before uvicorn's protocol: the
@@ -52,6 +56,7 @@ class _HeaderTimeout:
     cycle: Any
     _stall: asyncio.TimerHandle | None = None
     _half_closed = False
+    _lingering = False  # refused: our side shut, the client's bytes read and dropped
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         """The protocol's, then the header timer armed."""
@@ -61,7 +66,10 @@ class _HeaderTimeout:
     def eof_received(self) -> bool | None:
         """Keep our side of the socket open (True) only while a request that arrived
         whole waits for its answer (ADR-0053): after the answer the connection closes, and
-        a request cut short, or an idle connection, closes at once as before."""
+        a request cut short, an idle connection, or one refused and lingering, closes at
+        once as before."""
+        if self._lingering:
+            return None
         cycle = self.cycle
         if cycle is not None and not cycle.more_body and not cycle.response_complete:
             self._half_closed = True
@@ -223,9 +231,23 @@ def guarded_httptools(header_timeout: float,
             self._send_refusal()
 
         def _send_refusal(self) -> None:
-            if self._refusal is not None and not self.transport.is_closing():
-                self.transport.write(self._refusal)
-            self.transport.close()
+            transport = self.transport
+            if self._refusal is None or transport.is_closing():
+                transport.close()
+                return
+            transport.write(self._refusal)
+            if not transport.can_write_eof():
+                transport.close()
+                return
+            # A close with the client's bytes still arriving resets the connection, and
+            # the reset can destroy the answer before the client reads it (RFC 9112
+            # §9.6): so half-close after the answer, discard what still comes
+            # (data_received reads nothing once refused), and close on the client's end
+            # or after LINGER seconds, whichever comes first.
+            self._lingering = True
+            transport.write_eof()
+            self.flow.resume_reading()
+            self.loop.call_later(LINGER, transport.close)
 
     GuardedHttpToolsProtocol.header_timeout = header_timeout
     return GuardedHttpToolsProtocol
