@@ -16,6 +16,9 @@ httptools is importable (uvicorn[standard], which the ``cli`` extra installs), e
   Transfer-Encoding, on any path (RFC 9112 §6.1; ``api.http.framing``; ADR-0102). llhttp,
   httptools' parser, refuses such a request itself (400, then close) before the app sees
   it; the check stays in case uvicorn ever makes the parser lenient about it;
+* close lingering after a refusal (400, 431): our side shut after the answer, the
+  client's late bytes dropped, the close on its end or ``LINGER`` seconds later, so that
+  no reset destroys the answer (RFC 9112 §9.6; ADR-0112);
 * cap a request's line and headers at ``MAX_HEADERS`` bytes while they arrive (ADR-0010):
   h11 does it when ``serve`` passes ``h11_max_incomplete_event_size`` (uvicorn then answers
   a plain 400); llhttp has no cap, so the httptools protocol counts the bytes itself and
@@ -54,6 +57,8 @@ class _HeaderTimeout:
     loop: asyncio.AbstractEventLoop
     transport: asyncio.Transport
     cycle: Any
+    flow: Any
+    server_state: Any
     _stall: asyncio.TimerHandle | None = None
     _half_closed = False
     _lingering = False  # refused: our side shut, the client's bytes read and dropped
@@ -75,6 +80,29 @@ class _HeaderTimeout:
             self._half_closed = True
             return True
         return None
+
+    def _answer(self, status: HTTPStatus, content_type: bytes, body: bytes) -> bytes:
+        # A refusal's bytes: the status line, uvicorn's default headers, close.
+        head = [b"HTTP/1.1 %d %s\r\n" % (status, status.phrase.encode())]
+        head += [name + b": " + value + b"\r\n"
+                 for name, value in self.server_state.default_headers]
+        head.append(b"content-type: " + content_type + b"\r\ncontent-length: %d\r\n"
+                    b"connection: close\r\n\r\n" % len(body))
+        return b"".join(head) + body
+
+    def _close_lingering(self) -> None:
+        # After a refusal. A close with the client's bytes still arriving resets the
+        # connection, and the reset can destroy the answer before the client reads it (RFC
+        # 9112 §9.6): so shut our side after the answer, let the protocol drop what still
+        # comes, and close on the client's end or LINGER seconds later, whichever is first.
+        transport = self.transport
+        if transport.is_closing() or not transport.can_write_eof():
+            transport.close()
+            return
+        self._lingering = True
+        transport.write_eof()
+        self.flow.resume_reading()
+        self.loop.call_later(LINGER, transport.close)
 
     def _arm(self) -> None:
         # One timer a connection: a pipelined request started as the previous answer
@@ -111,6 +139,17 @@ def guarded_h11(header_timeout: float) -> type[H11Protocol]:
 
     # eof_received may return True (keep the socket half-open), where uvicorn types None.
     class GuardedH11Protocol(_HeaderTimeout, H11Protocol):  # type: ignore[misc]
+        def data_received(self, data: bytes) -> None:
+            if self._lingering:
+                return  # refused: what still comes is dropped, never parsed
+            super().data_received(data)
+
+        def send_400_response(self, msg: str) -> None:
+            # uvicorn's answer, then closed lingering (the mixin's _close_lingering).
+            self.transport.write(self._answer(HTTPStatus.BAD_REQUEST,
+                                              b"text/plain; charset=utf-8", msg.encode()))
+            self._close_lingering()
+
         def handle_events(self) -> None:
             super().handle_events()
             # A request framed two ways (api.http.framing): close once it is answered,
@@ -211,14 +250,6 @@ def guarded_httptools(header_timeout: float,
             super().on_response_complete()
             self._arm()
 
-        def _answer(self, status: HTTPStatus, content_type: bytes, body: bytes) -> bytes:
-            head = [b"HTTP/1.1 %d %s\r\n" % (status, status.phrase.encode())]
-            head += [name + b": " + value + b"\r\n"
-                     for name, value in self.server_state.default_headers]
-            head.append(b"content-type: " + content_type + b"\r\ncontent-length: %d\r\n"
-                        b"connection: close\r\n\r\n" % len(body))
-            return b"".join(head) + body
-
         def _refuse(self, answer: bytes) -> None:
             self._refusal = answer
             cycle = self.cycle
@@ -231,23 +262,9 @@ def guarded_httptools(header_timeout: float,
             self._send_refusal()
 
         def _send_refusal(self) -> None:
-            transport = self.transport
-            if self._refusal is None or transport.is_closing():
-                transport.close()
-                return
-            transport.write(self._refusal)
-            if not transport.can_write_eof():
-                transport.close()
-                return
-            # A close with the client's bytes still arriving resets the connection, and
-            # the reset can destroy the answer before the client reads it (RFC 9112
-            # §9.6): so half-close after the answer, discard what still comes
-            # (data_received reads nothing once refused), and close on the client's end
-            # or after LINGER seconds, whichever comes first.
-            self._lingering = True
-            transport.write_eof()
-            self.flow.resume_reading()
-            self.loop.call_later(LINGER, transport.close)
+            if self._refusal is not None and not self.transport.is_closing():
+                self.transport.write(self._refusal)
+            self._close_lingering()  # data_received reads nothing once refused
 
     GuardedHttpToolsProtocol.header_timeout = header_timeout
     return GuardedHttpToolsProtocol
