@@ -66,6 +66,16 @@ def replayed(services: Services, zone: str) -> dict[str, list[tuple[Any, ...]]]:
     return rows(services, projection_name("v1", zone))
 
 
+def replayed_exactly(services: Services, monkeypatch: pytest.MonkeyPatch,
+                     zone: str) -> dict[str, list[tuple[Any, ...]]]:
+    """``replayed``, the groups rebuilt on the exact path (summed in Python, key by key)
+    as when SQL's sums might not fit."""
+    view = type(services.projection.view)
+    monkeypatch.setattr(view, "EXACT_SUMS", False)
+    monkeypatch.setattr(view, "_sums_fit", staticmethod(lambda c, name: False))
+    return replayed(services, zone)
+
+
 class StreamingContract:
     """The rebuild against the page-by-page fold, on one backend."""
 
@@ -82,10 +92,7 @@ class StreamingContract:
         monkeypatch.setattr(sql_groups, "REBUILD_ROWS", 7)
         assert replayed(services, "Etc/GMT-1") == live
         # The exact path: joined rows in key order, 7 at a time, summed per key.
-        view = type(services.projection.view)
-        monkeypatch.setattr(view, "EXACT_SUMS", False)
-        monkeypatch.setattr(view, "_sums_fit", staticmethod(lambda c, name: False))
-        assert replayed(services, "Etc/GMT-2") == live
+        assert replayed_exactly(services, monkeypatch, "Etc/GMT-2") == live
 
     def test_without_a_journal_only_the_clients_samples(
             self, services: Services, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -96,10 +103,7 @@ class StreamingContract:
         assert {row[:2] for row in live["bilan_echantillons"]} == {("", "")}
         monkeypatch.setattr(sql_groups, "REBUILD_ROWS", 1)
         assert replayed(services, "Etc/GMT-1") == live
-        view = type(services.projection.view)
-        monkeypatch.setattr(view, "EXACT_SUMS", False)
-        monkeypatch.setattr(view, "_sums_fit", staticmethod(lambda c, name: False))
-        assert replayed(services, "Etc/GMT-2") == live
+        assert replayed_exactly(services, monkeypatch, "Etc/GMT-2") == live
 
     def test_an_empty_store_rebuilds_nothing(self, services: Services) -> None:
         load(services, [], ["{\"demande_id\": \"d\", \"preset\": \"p\"}"])

@@ -82,3 +82,24 @@ def refused_start(app: ASGIApp) -> str:
     assert not server.started, "the host started"
     assert kept.exits == [3], kept.exits
     return "\n".join(kept.lines)
+
+
+@contextmanager
+def running(config: uvicorn.Config) -> Iterator[int]:
+    """Serve ``config`` (its app, protocol and limits as given) on a free loopback port
+    bound here, in a thread, and yield the port once uvicorn listens; stop on exit."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started and thread.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.01)  # uvicorn sets the flag once it listens: nothing to wait on
+    try:
+        assert server.started, "uvicorn did not start"
+        yield int(sock.getsockname()[1])
+    finally:
+        server.should_exit = True
+        thread.join(20)
+        sock.close()

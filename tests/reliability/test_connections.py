@@ -9,7 +9,6 @@ import json
 import re
 import socket
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -34,6 +33,7 @@ from miam_economies.api.http.headers import MAX_HEADERS
 from miam_economies.api.service.settings import Settings
 from tests.conftest import EXAMPLE_BATCH, TOKEN
 from tests.corpus import generate
+from tests.integration.uvicorn_thread import running
 from tests.reliability.test_smuggling import smuggling
 
 HEADER_TIMEOUT = 1.0
@@ -74,28 +74,14 @@ class Guarded:
 @contextmanager
 def _serve(tmp_path: Path, protocol: str) -> Iterator[Guarded]:
     """A uvicorn with ``serve``'s limits and ``protocol``, in a thread, until exit."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
     settings = Settings(data=tmp_path / "data", token=TOKEN)
     # serve's limits (api.cli.serve); ws="none": no websockets import under pytest.
     config = uvicorn.Config(create_app(settings), http=PROTOCOLS[protocol](HEADER_TIMEOUT),
                             h11_max_incomplete_event_size=MAX_HEADERS, timeout_keep_alive=5,
                             limit_concurrency=64, log_level="critical", access_log=False,
                             lifespan="on", ws="none")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started and thread.is_alive() and time.monotonic() < deadline:
-        time.sleep(0.01)  # uvicorn sets the flag once it listens: nothing to wait on
-    try:
-        assert server.started, "uvicorn did not start"
+    with running(config) as port:
         yield Guarded(port, protocol, settings.data)
-    finally:
-        server.should_exit = True
-        thread.join(20)
-        sock.close()
 
 
 @pytest.fixture(params=["httptools", "h11"])

@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 import re
 import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +18,8 @@ import uvicorn
 
 from miam_economies.api.http.app import create_app
 from miam_economies.api.service.settings import Settings
-from tests.conftest import EXAMPLE_BATCH, TOKEN, LiveServer, _free_port
+from tests.conftest import EXAMPLE_BATCH, TOKEN, LiveServer
+from tests.integration.uvicorn_thread import running
 
 DELEGATION, PILOTAGE = EXAMPLE_BATCH["evenements"]
 
@@ -76,20 +75,10 @@ def plain_uvicorn(tmp_path: Path, request: pytest.FixtureRequest
     """The routes under uvicorn's own protocols, as a host would run them: none of
     ``serve``'s protocol guards (httptools refuses such a request itself)."""
     settings = Settings(data=tmp_path / "data", token=TOKEN)
-    config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=_free_port(),
-                            http=request.param, log_level="critical", lifespan="on")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started and thread.is_alive() and time.monotonic() < deadline:
-        time.sleep(0.01)  # uvicorn sets the flag once it listens: nothing to wait on
-    try:
-        assert server.started, "uvicorn did not start"
-        yield config.port, settings
-    finally:
-        server.should_exit = True
-        thread.join(20)
+    config = uvicorn.Config(create_app(settings), http=request.param, log_level="critical",
+                            lifespan="on")
+    with running(config) as port:
+        yield port, settings
 
 
 def test_a_plain_uvicorn_closes_too_as_our_routes_answer_it(
