@@ -228,22 +228,30 @@ def summed_by_key(rows: Iterable[Sequence[Any]], width: int) -> Iterator[tuple[A
     (ADR-0051). Values may be decimal text (SQLite's big sums). Holds one key's sums, not
     the rows: ``SqlGroups.rebuild_groups``' exact path (ADR-0114)."""
     current: Sequence[Any] | None = None
-    dl = e = p = k = 0
-    sample: Sums = _ZERO
+    dl = e = p = k = n = se = sp = sk = ee = kk = ek = nn = 0
     for row in rows:
         key = row[:width]
         if key != current:
             if current is not None:
-                yield (*current, dl, e, p, k, *sample)
+                yield (*current, dl, e, p, k, n, se, sp, sk, ee, kk, ek, nn)
             current = key
-            dl = e = p = k = 0
-            sample = _ZERO
+            dl = e = p = k = n = se = sp = sk = ee = kk = ek = nn = 0
         fd, fe, fp, fk = (int(x) for x in row[width:])
         dl += fd
         e += fe
         p += fp
         k += fk
-        sample = tuple(a + b for a, b in zip(sample, contribution(fd, fe, fp, fk),
-                                             strict=True))
+        # ``contribution``, written out: 1.7x as fast as adding its tuple per demande, on
+        # the path PostgreSQL's rebuild always takes (tests/property/test_sample_sums.py).
+        if fd > 0:  # its delegation has arrived: it counts in the sample (ADR-0073)
+            net = fe - fp - fk
+            n += 1
+            se += fe
+            sp += fp
+            sk += fk
+            ee += fe * fe
+            kk += fk * fk
+            ek += fe * fk
+            nn += net * net
     if current is not None:
-        yield (*current, dl, e, p, k, *sample)
+        yield (*current, dl, e, p, k, n, se, sp, sk, ee, kk, ek, nn)
