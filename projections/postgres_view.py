@@ -1,7 +1,8 @@
 """``BilanView`` in PostgreSQL, beside the event store's tables (ADR-0031).
 
-The statements are ``projections.sql_view``'s, shared with SQLite; here are PostgreSQL's
-own parts:
+The statements are ``projections.sql_view``'s and its parts', shared with SQLite; here
+are PostgreSQL's own (its ``SqlDialect``: exact ``numeric`` sums, the schema-qualified
+tracking table, server-side cursors for long reads):
 
 * Column types: ``text COLLATE "C"`` (keys compare by code point, as Python and SQLite
   do: the smallest delegation id wins, groups come in the same order), ``bigint``,
@@ -33,6 +34,7 @@ from eventsourcing.postgres import PostgresDatastore, PostgresTrackingRecorder
 from psycopg.rows import tuple_row
 from psycopg.sql import SQL
 
+from miam_economies.projections.sql_dialect import SqlDialect
 from miam_economies.projections.sql_schema import REBUILT_ON_UPGRADE, view_tables
 from miam_economies.projections.sql_view import SqlBilanView
 from miam_economies.projections.view import ProjectionMismatch
@@ -89,6 +91,11 @@ class _QmarkCursor:
                 yield rows
 
 
+def _stream(c: _QmarkCursor, query: str, params: Sequence[Any],
+            size: int) -> Iterator[list[Any]]:
+    return c.stream(query, params, size)
+
+
 class PostgresBilanView(PostgresTrackingRecorder, SqlBilanView):
     """``BilanView`` on an ``eventsourcing`` ``PostgresDatastore`` (see ``BilanView``):
     the library's tracking table ``bilan_tracking`` and the view's tables, in the
@@ -101,11 +108,9 @@ class PostgresBilanView(PostgresTrackingRecorder, SqlBilanView):
                           "version bigint NOT NULL)")
         self._view_statements = [SQL(s).format() for s in statements]
         self.sql_create_statements += self._view_statements
-
-    @property
-    def tracking_table(self) -> str:
-        """The tracking table, schema-qualified."""
-        return f'"{self.datastore.schema}"."{self.tracking_table_name}"'
+        self.compose(SqlDialect(
+            tracking_table=f'"{self.datastore.schema}"."{self.tracking_table_name}"',
+            stream=_stream))
 
     def create_table(self) -> None:
         """Create the tables if missing and record the schema version; tables of an older
@@ -136,7 +141,7 @@ class PostgresBilanView(PostgresTrackingRecorder, SqlBilanView):
                 for table in REBUILT_ON_UPGRADE:
                     c.execute(f"DROP TABLE IF EXISTS {table} CASCADE")
                 c.execute("UPDATE bilan_state SET evenements = 0")
-                c.execute(f"DELETE FROM {self.tracking_table} "
+                c.execute(f"DELETE FROM {self.dialect.tracking_table} "
                           "WHERE application_name LIKE 'bilan:%'")
                 for statement in self._view_statements:
                     c.execute(statement)
@@ -159,11 +164,6 @@ class PostgresBilanView(PostgresTrackingRecorder, SqlBilanView):
             cursor.execute(self._lock_timeout())
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
             yield _QmarkCursor(cursor)
-
-    def _stream(self, c: _QmarkCursor, query: str, params: Sequence[Any],
-                size: int) -> Iterator[list[Any]]:
-        """See ``SqlGroups._stream`` (a server-side cursor: ``_QmarkCursor.stream``)."""
-        return c.stream(query, params, size)
 
     @contextmanager
     def _read(self) -> Iterator[_QmarkCursor]:

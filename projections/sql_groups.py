@@ -8,27 +8,27 @@ has ``valeur`` in field ``champ``. So it is always the aggregation of ``bilan_de
 joined with ``journal_valeurs`` on the projection's journal, and three writes keep it so:
 
 * a page's fold adds each demande's delta to the groups of its journal values
-  (``_fold_groups``);
-* journal lines joined later bring their demandes' figures so far (``_join_groups``);
-* ``rebuild_groups`` computes them again from scratch, with the classement's samples, in
+  (``GroupsWriter.fold``);
+* journal lines joined later bring their demandes' figures so far (``GroupsWriter.join``);
+* ``GroupsWriter.rebuild`` computes them again from scratch, with the classement's samples, in
   one aggregation streamed a chunk at a time: what a replay does once at its end instead
   of per page (ADR-0062, ADR-0114).
 """
 
 from __future__ import annotations
 
-from abc import abstractmethod
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import chain
 from typing import Any
 
 from miam_economies.domain.bilan import Figures
 from miam_economies.projections.delta import PageDelta
+from miam_economies.projections.sql_demandes import Before
+from miam_economies.projections.sql_dialect import SqlDialect
 from miam_economies.projections.sql_samples import (
     CLIENT_WIDE,
-    SqlSamples,
+    SamplesWriter,
     contribution,
     samples_by_projection,
     summed_by_key,
@@ -53,96 +53,68 @@ _SAMPLE_SUMS_OF_D = ", ".join([f"count(*) {_SAMPLED}",
 
 REBUILD_ROWS = 5_000
 """Rows read, and rows written, at a time while groups and samples are rebuilt
-(``rebuild_groups``): what memory holds of them, whatever the history (ADR-0114)."""
+(``GroupsWriter.rebuild``): what memory holds of them, whatever the history (ADR-0114)."""
 
 Rebuilt = Sequence[Any]
 """One rebuilt group: ``(champ, valeur, client)``, its four figures' sums, then its
 sample's eight sums in ``SAMPLE_SUMS`` order (``demandes`` 0: no sample row)."""
 
 
-class SqlGroups(SqlSamples):
-    """Writes of ``bilan_groupes`` and of the classement's samples beside them
-    (``SqlSamples``), and the token sums' upsert arithmetic; a backend gives
-    ``_write``, ``ADD_TOKENS``/``tokens`` where its columns need them, and
-    ``EXACT_SUMS``."""
+class GroupsWriter:
+    """Keeps ``bilan_groupes`` and, beside it, the classement's samples (``samples``) the
+    aggregation of the demandes joined with the journal (see the module), token sums
+    exact by ``dialect``'s rule (ADR-0051)."""
 
-    ADD_TOKENS = "{t}.{c} + excluded.{c}"
-    """How an upsert adds a token sum, ``{t}`` the table and ``{c}`` the column: exact
-    where the column's type is (PostgreSQL's ``numeric``); SQLite's view overrides it."""
+    def __init__(self, dialect: SqlDialect, samples: SamplesWriter):
+        self.dialect = dialect
+        self.samples = samples
+        self._upsert = (
+            "INSERT INTO bilan_groupes VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (projection, champ, valeur, client) DO UPDATE SET "
+            + dialect.added("bilan_groupes", ("delegations",),
+                            ("evites", "pilotage", "corrections")))
 
-    EXACT_SUMS = True
-    """Whether SQL's ``sum()`` of token columns is exact at any size (PostgreSQL's
-    ``numeric``); SQLite's overflows past 2^63, so its view checks first (ADR-0051)."""
-
-    @staticmethod
-    def tokens(value: int) -> Any:
-        """A token sum as a statement parameter: the int itself, where the column holds any
-        size; SQLite's view binds a large one as text (ADR-0051)."""
-        return value
-
-    @abstractmethod
-    def _write(self) -> AbstractContextManager[Cursor]:
-        """A write transaction, committed on normal exit, rolled back on an exception."""
-
-    def _added(self, table: str, counts: Sequence[str] = (),
-               tokens: Sequence[str] = ()) -> str:
-        """The ``SET`` list of an upsert adding the new row's ``counts`` (64-bit) and
-        ``tokens`` (exact at any size) to the stored row's. The stored row's columns are
-        named by their table: PostgreSQL finds a bare name ambiguous beside excluded's."""
-        return ", ".join([*(f"{c} = {table}.{c} + excluded.{c}" for c in counts),
-                          *(f"{c} = " + self.ADD_TOKENS.format(t=table, c=c)
-                            for c in tokens)])
-
-    @abstractmethod
-    def _stream(self, c: Cursor, query: str, params: Sequence[Any],
-                size: int) -> Iterator[Sequence[Sequence[Any]]]:
-        """The rows of ``query`` (``?`` placeholders, ``params``) as lists of at most
-        ``size`` row tuples, read through a cursor of their own in ``c``'s transaction,
-        so ``c`` may write meanwhile: never the whole result at once (ADR-0114). Raises
-        the backend's errors (``sqlite3``'s, psycopg's) as ``c``'s statements do."""
-
-    def rebuild_groups(self, name: str) -> None:
+    def rebuild(self, c: Cursor, name: str) -> None:
         """Compute projection ``name``'s groups and the classement's samples again from its
-        demandes and its journal's values, in place of what is stored, in one write
-        transaction (a replay that folded its pages without them calls it once at the
+        demandes and its journal's values, in place of what is stored, in ``c``'s write
+        transaction (a replay that folded its pages without them does it once at the
         end; ADR-0062, ADR-0073). Streamed: the database aggregates, and ``REBUILD_ROWS``
-        groups at a time are read and written (ADR-0114). Raises ``PersistenceError``."""
-        with self._write() as c:
-            c.execute("SELECT journal FROM bilan_state WHERE projection = ?", (name,))
-            row = c.fetchone()
-            c.execute("DELETE FROM bilan_groupes WHERE projection = ?", (name,))
-            if row is None:
-                return
-            c.execute("DELETE FROM bilan_echantillons WHERE projection = ?", (name,))
-            journal, size = row[0], REBUILD_ROWS
-            valued: Iterable[Rebuilt]
-            whole: Iterable[Rebuilt]
-            if self.EXACT_SUMS or self._sums_fit(c, name):
-                # One join of the demandes with the journal's values gives the groups'
-                # sums and the samples' (a second would cost as much again). Grouped by
-                # the value first: SQLite's sorter then tells most rows apart by their
-                # first column (a fifth less CPU than by the field first; ADR-0114).
-                valued = chain.from_iterable(self._stream(
-                    c, f"SELECT v.champ, v.valeur, d.client, {_SUMS_OF_D}, "
-                       f"{_SAMPLE_SUMS_OF_D} {_JOINED} GROUP BY v.valeur, v.champ, d.client",
-                    (journal, name), size))
-                whole = ((CLIENT_WIDE, "", client, 0, 0, 0, 0, *sums)
-                         for client, *sums in chain.from_iterable(self._stream(
-                             c, f"SELECT d.client, {_SAMPLE_SUMS_OF_D} FROM bilan_demandes d "
-                                "WHERE d.projection = ? AND d.delegations > 0 GROUP BY d.client",
-                             (name,), size)))
-            else:
-                # Some sum may pass 2^63: add them as Python ints (ADR-0051), the joined
-                # rows in key order, one group at a time.
-                valued = summed_by_key(chain.from_iterable(self._stream(
-                    c, f"SELECT v.champ, v.valeur, d.client, {_FIGURES_OF_D} {_JOINED} "
-                       "ORDER BY v.valeur, v.champ, d.client", (journal, name), size)), 3)
-                whole = ((CLIENT_WIDE, "", *sums) for sums in summed_by_key(chain.from_iterable(
-                    self._stream(c, f"SELECT d.client, {_FIGURES_OF_D} FROM bilan_demandes d "
-                                 "WHERE d.projection = ? AND d.delegations > 0 "
-                                 "ORDER BY d.client", (name,), size)), 1))
-            self._insert_rebuilt(c, name, valued, groups=True)
-            self._insert_rebuilt(c, name, whole, groups=False)
+        groups at a time are read and written (ADR-0114). Raises the backend's errors."""
+        c.execute("SELECT journal FROM bilan_state WHERE projection = ?", (name,))
+        row = c.fetchone()
+        c.execute("DELETE FROM bilan_groupes WHERE projection = ?", (name,))
+        if row is None:
+            return
+        c.execute("DELETE FROM bilan_echantillons WHERE projection = ?", (name,))
+        journal, size, stream = row[0], REBUILD_ROWS, self.dialect.stream
+        valued: Iterable[Rebuilt]
+        whole: Iterable[Rebuilt]
+        if self.sums_exact_in_sql(c, name):
+            # One join of the demandes with the journal's values gives the groups'
+            # sums and the samples' (a second would cost as much again). Grouped by
+            # the value first: SQLite's sorter then tells most rows apart by their
+            # first column (a fifth less CPU than by the field first; ADR-0114).
+            valued = chain.from_iterable(stream(
+                c, f"SELECT v.champ, v.valeur, d.client, {_SUMS_OF_D}, "
+                   f"{_SAMPLE_SUMS_OF_D} {_JOINED} GROUP BY v.valeur, v.champ, d.client",
+                (journal, name), size))
+            whole = ((CLIENT_WIDE, "", client, 0, 0, 0, 0, *sums)
+                     for client, *sums in chain.from_iterable(stream(
+                         c, f"SELECT d.client, {_SAMPLE_SUMS_OF_D} FROM bilan_demandes d "
+                            "WHERE d.projection = ? AND d.delegations > 0 GROUP BY d.client",
+                         (name,), size)))
+        else:
+            # Some sum may pass 2^63: add them as Python ints (ADR-0051), the joined
+            # rows in key order, one group at a time.
+            valued = summed_by_key(chain.from_iterable(stream(
+                c, f"SELECT v.champ, v.valeur, d.client, {_FIGURES_OF_D} {_JOINED} "
+                   "ORDER BY v.valeur, v.champ, d.client", (journal, name), size)), 3)
+            whole = ((CLIENT_WIDE, "", *sums) for sums in summed_by_key(chain.from_iterable(
+                stream(c, f"SELECT d.client, {_FIGURES_OF_D} FROM bilan_demandes d "
+                             "WHERE d.projection = ? AND d.delegations > 0 "
+                             "ORDER BY d.client", (name,), size)), 1))
+        self._insert_rebuilt(c, name, valued, groups=True)
+        self._insert_rebuilt(c, name, whole, groups=False)
 
     def _insert_rebuilt(self, c: Cursor, name: str, rebuilt: Iterable[Rebuilt],
                         groups: bool) -> None:
@@ -150,7 +122,7 @@ class SqlGroups(SqlSamples):
         with ``demandes``), and with ``groups`` into its groups too, ``REBUILD_ROWS`` at a
         time, token sums by ``tokens``' rule (ADR-0051). The rows were deleted first:
         plain inserts."""
-        tk = self.tokens
+        tk = self.dialect.tokens
         groupes: list[Rebuilt] = []
         echantillons: list[Rebuilt] = []
         for champ, valeur, client, dl, e, p, k, n, *sums in rebuilt:
@@ -176,8 +148,12 @@ class SqlGroups(SqlSamples):
         groupes.clear()
         echantillons.clear()
 
-    @staticmethod
-    def _sums_fit(c: Cursor, name: str) -> bool:
+    def sums_exact_in_sql(self, c: Cursor, name: str) -> bool:
+        """Whether SQL's ``sum()`` is exact for every group and sample of projection
+        ``name``: always where the dialect says so (PostgreSQL's ``numeric``), else when
+        every sum stays below 2^61 in magnitude (see the comment)."""
+        if self.dialect.exact_sums:
+            return True
         # Whether every group's and sample's sums stay below 2^61 in magnitude, so SQL's
         # integer sum() is exact and each result an INTEGER by ADR-0051's rule: the sum
         # of all the projection's demandes' magnitudes (and squares, and products) bounds
@@ -190,12 +166,12 @@ class SqlGroups(SqlSamples):
                   + " FROM bilan_demandes d WHERE d.projection = ?", (name,))
         return all(total < TOKEN_LIMIT / 2 for total in c.fetchone())
 
-    def _fold_groups(self, c: Cursor, name: str, journal: str, delta: PageDelta,
-                     before: Mapping[tuple[str, str], tuple[int, int, int, int]]) -> None:
+    def fold(self, c: Cursor, name: str, journal: str, delta: PageDelta,
+             before: Before) -> None:
         """Add a page's demande deltas to the groups of the demandes already joined with
-        the journal, and their changes to the samples (``before``: the page's demandes
-        as they were, ``demandes_before``); the others are joined when their line comes
-        (``_join_groups``)."""
+        journal ``journal``, and their changes to the samples (``before``: the page's
+        demandes as they were, ``DemandesWriter.before``); the others are joined when
+        their line comes (``join``)."""
         ids = sorted({demande_id for _, demande_id in delta.demandes})
         valeurs: defaultdict[str, list[tuple[str, str]]] = defaultdict(list)
         for chunk in chunks(ids):
@@ -207,10 +183,10 @@ class SqlGroups(SqlSamples):
         for (client, demande_id), d in delta.demandes.items():
             for champ, valeur in valeurs.get(demande_id, ()):
                 groups[(champ, valeur, client)].add(d.figures)
-        self._add_groups(c, name, sorted(groups.items()))
-        self.fold_samples(c, name, delta, before, valeurs)
+        self._add(c, name, sorted(groups.items()))
+        self.samples.fold(c, name, delta, before, valeurs)
 
-    def _join_groups(self, c: Cursor, chemin: str, new: Mapping[str, JournalLine]) -> None:
+    def join(self, c: Cursor, chemin: str, new: Mapping[str, JournalLine]) -> None:
         """Bring the figures of the demandes already folded to the groups (and samples) of
         their new journal lines ``new`` (by demande id), in every projection built on
         journal ``chemin``. Summed by group first, groups and samples together (their
@@ -250,21 +226,15 @@ class SqlGroups(SqlSamples):
         for (projection, champ, valeur, client), sums in sorted(summed.items()):
             by_projection[projection].append(((champ, valeur, client), Figures(*sums[:4])))
         for projection, items in by_projection.items():
-            self._add_groups(c, projection, items)
+            self._add(c, projection, items)
         for projection, keyed in samples_by_projection(
                 (projection, (champ, valeur, client), tuple(sums[4:]))
                 for (projection, champ, valeur, client), sums in summed.items() if sums[4]):
-            self.add_samples(c, projection, keyed)
+            self.samples.add(c, projection, keyed)
 
-    def _add_groups(self, c: Cursor, name: str,
-                    groups: Iterable[tuple[tuple[str, str, str], Figures]]) -> None:
-        c.executemany(
-            "INSERT INTO bilan_groupes VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (projection, champ, valeur, client) DO UPDATE SET "
-            + self._added("bilan_groupes", ("delegations",),
-                          ("evites", "pilotage", "corrections")),
-            [(name, champ, valeur, client, f.delegations, self.tokens(f.evites),
-              self.tokens(f.pilotage), self.tokens(f.corrections))
-             for (champ, valeur, client), f in groups],
-        )
-
+    def _add(self, c: Cursor, name: str,
+             groups: Iterable[tuple[tuple[str, str, str], Figures]]) -> None:
+        tk = self.dialect.tokens
+        c.executemany(self._upsert, [
+            (name, champ, valeur, client, f.delegations, tk(f.evites), tk(f.pilotage),
+             tk(f.corrections)) for (champ, valeur, client), f in groups])

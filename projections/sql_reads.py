@@ -1,161 +1,244 @@
-"""The reads of ``BilanView`` in SQL, shared by both backends: each runs in one read
-transaction (``_read``), so a snapshot's figures all come from one state of the view."""
+"""The reads of the bilan view in SQL, shared by both backends: each runs in the read
+transaction the view opens, so a snapshot's figures all come from one state of the view.
+They return the read model's typed values; the answers' wire shapes are the service
+layer's (``api.service.answers``; ADR-0120)."""
 
 from __future__ import annotations
 
-from abc import abstractmethod
 from collections import defaultdict
 from collections.abc import Mapping
-from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import Any
 
 from miam_economies.domain.bilan import Figures, FiguresModele
-from miam_economies.projections.sql_schema import FIGURES, Cursor
-from miam_economies.projections.view import INCONNU, BilanSnapshot
+from miam_economies.projections.delta import DelegationVue
+from miam_economies.projections.sql_dialect import SqlDialect
+from miam_economies.projections.sql_samples import (
+    CLIENT_WIDE,
+    SAMPLE_SUMS,
+    Sums,
+    Task,
+    difference,
+    summed,
+)
+from miam_economies.projections.sql_schema import FIGURES, Cursor, chunks
+from miam_economies.projections.view import (
+    INCONNU,
+    BilanSnapshot,
+    DemandeLue,
+    Groupes,
+    ProjectionSettings,
+)
 
 
-class SqlReads:
-    """``snapshot``, ``demande`` and ``journal_state`` of ``BilanView`` in SQL; the backend
-    gives ``_read``, ``tracking_table`` and ``EN_ATTENTE``."""
+class SqlReader:
+    """Reads projections out of the view's tables through a cursor of a read (or write)
+    transaction; ``dialect`` gives the tracking table and the conservation's query."""
 
-    EN_ATTENTE = ("SELECT count(DISTINCT l.event_id) FROM bilan_demandes AS d "
-                  "JOIN bilan_liens AS l ON l.projection = d.projection "
-                  "AND l.demande_id = d.demande_id AND l.client = d.client "
-                  "WHERE d.projection = ? AND d.delegations = 0")
-    """Pilotages and corrections reaching a demande still without its delegation."""
+    def __init__(self, dialect: SqlDialect):
+        self.dialect = dialect
+        self._position = (f"SELECT max(notification_id) FROM {dialect.tracking_table} "
+                          "WHERE application_name = ?")
 
-    @property
-    @abstractmethod
-    def tracking_table(self) -> str:
-        """The library's tracking table (positions by projection name)."""
+    def position(self, c: Cursor, name: str) -> int:
+        """Projection ``name``'s tracking position (0 before any)."""
+        c.execute(self._position, (name,))
+        return int(c.fetchone()[0] or 0)
 
-    @abstractmethod
-    def _read(self) -> AbstractContextManager[Cursor]:
-        """A read transaction: its statements all see one snapshot."""
+    def source(self, c: Cursor, name: str) -> tuple[int, str | None]:
+        """See ``BilanView.source``."""
+        position = self.position(c, name)
+        c.execute("SELECT identite FROM bilan_sources WHERE projection = ?", (name,))
+        row = c.fetchone()
+        return position, None if row is None else row[0]
 
-    def journal_state(self, chemin: str) -> dict[str, Any]:
+    @staticmethod
+    def settings(c: Cursor, name: str) -> ProjectionSettings | None:
+        """See ``BilanView.settings_of``."""
+        c.execute("SELECT fuseau, journal, fuseau_explicite, journal_explicite, formule "
+                  "FROM bilan_state WHERE projection = ?", (name,))
+        row = c.fetchone()
+        if row is None:
+            return None
+        fuseau, journal, fuseau_explicite, journal_explicite, formule = row
+        return ProjectionSettings(fuseau, journal, bool(fuseau_explicite),
+                                  bool(journal_explicite), formule)
+
+    @staticmethod
+    def active(c: Cursor) -> str | None:
+        """See ``BilanView.active``."""
+        c.execute("SELECT projection FROM bilan_actif WHERE cle = 'bilan'")
+        row = c.fetchone()
+        return None if row is None else str(row[0])
+
+    @staticmethod
+    def journal_state(c: Cursor, chemin: str) -> dict[str, Any]:
         """See ``BilanView.journal_state``."""
-        with self._read() as c:
-            c.execute("SELECT position, fichier, empreinte, lignes, malformees, sans_demande "
-                      "FROM journal_suivi WHERE chemin = ?", (chemin,))
-            row = c.fetchone() or (0, None, None, 0, 0, 0)
+        c.execute("SELECT position, fichier, empreinte, lignes, malformees, sans_demande "
+                  "FROM journal_suivi WHERE chemin = ?", (chemin,))
+        row = c.fetchone() or (0, None, None, 0, 0, 0)
         return dict(zip(("position", "fichier", "empreinte", "lignes", "malformees",
                          "sans_demande"), row, strict=True))
 
-    def snapshot(self, name: str, formule: str, par: str | None = None,
+    def snapshot(self, c: Cursor, name: str, formule: str, par: str | None = None,
                  depuis: str | None = None, jusqu_au: str | None = None) -> BilanSnapshot:
         """See ``BilanView.snapshot``."""
-        with self._read() as c:
-            c.execute(f"SELECT max(notification_id) FROM {self.tracking_table} "
-                      "WHERE application_name = ?", (name,))
-            position = c.fetchone()[0] or 0
-            c.execute("SELECT evenements, fuseau, journal FROM bilan_state "
-                      "WHERE projection = ?", (name,))
-            evenements, fuseau, journal = c.fetchone() or (0, None, None)
-            c.execute("SELECT identite FROM bilan_sources WHERE projection = ?", (name,))
-            identite = (c.fetchone() or (None,))[0]
-            c.execute(f"SELECT client, {FIGURES}, evenements, conflits FROM bilan_clients "
-                      "WHERE projection = ?", (name,))
-            rows = c.fetchall()
-            clients = {r[0]: Figures(*map(int, r[1:6])) for r in rows}
-            conflits = {r[0]: r[6] for r in rows}
-            c.execute("SELECT client, kind, nombre FROM bilan_anomalies WHERE projection = ? "
-                      "ORDER BY kind", (name,))
-            anomalies: defaultdict[str, dict[str, int]] = defaultdict(dict)
-            for client, kind, nombre in c.fetchall():
-                anomalies[client][kind] = nombre
-            # Pilotages and corrections reaching a demande still without its delegation.
-            c.execute(self.EN_ATTENTE, (name,))
-            en_attente = c.fetchone()[0]
-            groupes = None if par is None else self._groupes(
-                c, name, par, depuis, jusqu_au, clients)
+        position, identite = self.source(c, name)
+        c.execute("SELECT evenements, fuseau, journal FROM bilan_state "
+                  "WHERE projection = ?", (name,))
+        evenements, fuseau, _ = c.fetchone() or (0, None, None)
+        c.execute(f"SELECT client, {FIGURES}, evenements, conflits FROM bilan_clients "
+                  "WHERE projection = ?", (name,))
+        rows = c.fetchall()
+        clients = {r[0]: Figures(*map(int, r[1:6])) for r in rows}
+        conflits = {r[0]: r[6] for r in rows}
+        c.execute("SELECT client, kind, nombre FROM bilan_anomalies WHERE projection = ? "
+                  "ORDER BY kind", (name,))
+        anomalies: defaultdict[str, dict[str, int]] = defaultdict(dict)
+        for client, kind, nombre in c.fetchall():
+            anomalies[client][kind] = nombre
+        # Pilotages and corrections reaching a demande still without its delegation.
+        c.execute(self.dialect.en_attente, (name,))
+        en_attente = c.fetchone()[0]
+        groupes = None if par is None else self._groupes(c, name, par, depuis, jusqu_au,
+                                                         clients)
         return BilanSnapshot(formule, position, evenements, clients, en_attente, fuseau,
                              par, groupes, anomalies, conflits, identite)
 
     def _groupes(self, c: Cursor, name: str, par: str, depuis: str | None,
-                 jusqu_au: str | None,
-                 clients: Mapping[str, Figures]) -> dict[str, dict[str, dict[str, Any]]]:
-        out: defaultdict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+                 jusqu_au: str | None, clients: Mapping[str, Figures]) -> Groupes:
         if par == "client":
-            return {client: {client: f.as_dict()} for client, f in sorted(clients.items())}
+            return {client: {client: f} for client, f in sorted(clients.items())}
+        if par == "modele":
+            c.execute("SELECT modele, client, tours, input_tokens, output_tokens, "
+                      "cache_read_input_tokens, cache_creation_input_tokens, cout "
+                      "FROM bilan_modeles WHERE projection = ? ORDER BY modele", (name,))
+            modeles: defaultdict[str, dict[str, Figures | FiguresModele]] = defaultdict(dict)
+            for modele, client, *counts in c.fetchall():
+                modeles[modele][client] = FiguresModele(*map(int, counts))
+            return dict(modeles)
         if par == "jour":
             c.execute(f"SELECT jour, client, {FIGURES} FROM bilan_jours "
                       "WHERE projection = ? AND jour >= ? AND jour <= ? ORDER BY jour",
                       (name, depuis or "0000-00-00", jusqu_au or "9999-99-99"))
-        elif par == "modele":
-            c.execute("SELECT modele, client, tours, input_tokens, output_tokens, "
-                      "cache_read_input_tokens, cache_creation_input_tokens, cout "
-                      "FROM bilan_modeles WHERE projection = ? ORDER BY modele", (name,))
-            for modele, client, *counts in c.fetchall():
-                out[modele][client] = FiguresModele(*map(int, counts)).as_dict(modele)
-            return dict(out)
         elif par == "demande":
             c.execute(f"SELECT demande_id, client, {FIGURES} FROM bilan_demandes "
                       "WHERE projection = ? ORDER BY demande_id", (name,))
         else:
             return self._journal_groups(c, name, par.removeprefix("journal."), clients)
+        out: defaultdict[str, dict[str, Figures | FiguresModele]] = defaultdict(dict)
         for key, client, *figures in c.fetchall():
-            out[key][client] = Figures(*map(int, figures)).as_dict()
+            out[key][client] = Figures(*map(int, figures))
         return dict(out)
 
-    def _journal_groups(self, c: Cursor, name: str, champ: str,
-                        clients: Mapping[str, Figures]) -> dict[str, dict[str, dict[str, Any]]]:
+    @staticmethod
+    def _journal_groups(c: Cursor, name: str, champ: str,
+                        clients: Mapping[str, Figures]) -> Groupes:
         c.execute(f"SELECT valeur, client, {FIGURES} FROM bilan_groupes "
                   "WHERE projection = ? AND champ = ? ORDER BY valeur", (name, champ))
-        known: defaultdict[str, dict[str, Figures]] = defaultdict(dict)
+        known: defaultdict[str, dict[str, Figures | FiguresModele]] = defaultdict(dict)
         joined: defaultdict[str, Figures] = defaultdict(Figures)
         for valeur, client, *figures in c.fetchall():
-            known[valeur][client] = Figures(*map(int, figures))
-            joined[client] += known[valeur][client]
+            f = Figures(*map(int, figures))
+            known[valeur][client] = f
+            joined[client] += f
         # What no demande with a value for this field carries: total minus the groups.
         rest = {client: replace(f, evenements=0) - joined[client]
                 for client, f in clients.items()}
-        out = {valeur: {client: f.as_dict() for client, f in clients.items()}
-               for valeur, clients in known.items()}
-        unknown = {client: f.as_dict() for client, f in rest.items() if f != Figures()}
+        out: dict[str, dict[str, Figures | FiguresModele]] = dict(known)
+        unknown: dict[str, Figures | FiguresModele] = {
+            client: f for client, f in rest.items() if f != Figures()}
         if unknown:
             out[INCONNU] = unknown
         return out
 
-    def demande(self, name: str, demande_id: str) -> list[dict[str, Any]]:
+    @staticmethod
+    def demande(c: Cursor, name: str, demande_id: str) -> list[DemandeLue]:
         """See ``BilanView.demande``."""
-        with self._read() as c:
-            c.execute(
-                f"SELECT client, {FIGURES}, pilotages, corrections_nombre, delegation_id, "
-                "agent_id, par_subagent, retour, methode, tokens_entree, tokens_sortie, "
-                "lus, ecrits, consigne, rendus FROM bilan_demandes "
-                "WHERE projection = ? AND demande_id = ? ORDER BY client", (name, demande_id))
-            rows = c.fetchall()
-            c.execute("SELECT client, outil, cout, nombre FROM bilan_outils "
-                      "WHERE projection = ? AND demande_id = ? ORDER BY outil",
-                      (name, demande_id))
-            outils: defaultdict[str, dict[str, Any]] = defaultdict(dict)
-            for client, outil, cout, nombre in c.fetchall():
-                outils[client][outil] = {"cout": int(cout), "nombre": nombre}
+        c.execute(
+            f"SELECT client, {FIGURES}, pilotages, corrections_nombre, delegation_id, "
+            "agent_id, par_subagent, retour, methode, tokens_entree, tokens_sortie, "
+            "lus, ecrits, consigne, rendus FROM bilan_demandes "
+            "WHERE projection = ? AND demande_id = ? ORDER BY client", (name, demande_id))
+        rows = c.fetchall()
+        c.execute("SELECT client, outil, cout, nombre FROM bilan_outils "
+                  "WHERE projection = ? AND demande_id = ? ORDER BY outil",
+                  (name, demande_id))
+        outils: defaultdict[str, dict[str, tuple[int, int]]] = defaultdict(dict)
+        for client, outil, cout, nombre in c.fetchall():
+            outils[client][outil] = (int(cout), nombre)
         entries = []
         for (client, delegations, evites, pilotage, corrections, pilotages, nombre,
              delegation_id, agent_id, par_subagent, retour, methode, *tokens) in rows:
             # Token sums come back as int, decimal text (SQLite) or Decimal (PostgreSQL).
-            evites, pilotage, corrections = int(evites), int(pilotage), int(corrections)
-            counts = [int(n) for n in tokens]
-            figures = Figures(delegations, evites, pilotage, corrections)
-            delegation = None if delegation_id is None else {
-                "id": delegation_id, "agent_id": agent_id,
-                "par_subagent": bool(par_subagent), "retour": retour,
-                "tokens_entree": counts[0], "tokens_sortie": counts[1],
-                "estimation": {"lus": counts[2], "ecrits": counts[3], "consigne": counts[4],
-                               "rendus": counts[5], "evites": evites, "methode": methode},
-            }
-            entries.append({
-                "demande_id": demande_id,
-                "client": client,
-                "delegation": delegation,
-                "pilotage": {"part": pilotage, "pilotages": pilotages},
-                "corrections": {"cout": corrections, "nombre": nombre,
-                                "par_outil": outils[client]},
-                "evites": evites,
-                "net": figures.net,
-                "taux_reprise": figures.taux_reprise,
-            })
+            figures = Figures(delegations, int(evites), int(pilotage), int(corrections))
+            delegation = None if delegation_id is None else DelegationVue(
+                delegation_id, agent_id, bool(par_subagent), retour, methode,
+                *(int(n) for n in tokens))
+            entries.append(DemandeLue(demande_id, client, figures, pilotages, nombre,
+                                      delegation, outils[client]))
         return entries
+
+    def samples(self, c: Cursor, name: str, par: str, apparier: str | None = None
+                ) -> tuple[int, dict[str, Sums], dict[str, dict[str, Task]] | None]:
+        """See ``BilanView.samples``: projection ``name``'s tracking position, its samples
+        by group of ``par`` (``client``, or a journal field, ``journal.`` prefix
+        allowed), and with ``apparier`` (a journal field) its demandes by group and task,
+        all in ``c``'s transaction. ``(inconnu)`` holds a field's demandes without a
+        value (when there are any); a demande without an ``apparier`` value is in no
+        task."""
+        champ = None if par == "client" else par.removeprefix("journal.")
+        position = self.position(c, name)
+        columns = ", ".join(SAMPLE_SUMS)
+        c.execute(f"SELECT client, {columns} FROM bilan_echantillons "
+                  "WHERE projection = ? AND champ = ?", (name, CLIENT_WIDE))
+        clients = {row[0]: tuple(map(int, row[1:])) for row in c.fetchall()}
+        tasks = None if apparier is None else self._tasks(
+            c, name, champ, apparier.removeprefix("journal."))
+        if champ is None:
+            return position, clients, tasks
+        c.execute(f"SELECT valeur, {columns} FROM bilan_echantillons "
+                  "WHERE projection = ? AND champ = ?", (name, champ))
+        valued: defaultdict[str, list[Sums]] = defaultdict(list)
+        for valeur, *sums in c.fetchall():
+            valued[valeur].append(tuple(map(int, sums)))
+        groups = {valeur: summed(rows) for valeur, rows in valued.items()}
+        rest = difference(summed(clients.values()), summed(groups.values()))
+        if rest[0] > 0:
+            groups[INCONNU] = rest
+        return position, {cle: sums for cle, sums in groups.items() if sums[0] > 0}, tasks
+
+    @staticmethod
+    def _tasks(c: Cursor, name: str, champ: str | None, tache: str
+               ) -> dict[str, dict[str, Task]]:
+        """The demandes with a delegation and a value for journal field ``tache``, summed
+        by group (``champ``'s value, ``INCONNU`` without one; the client when ``champ`` is
+        None) and task: ``(demandes, evites, pilotage, corrections)``, exact. The journal's
+        rows for the field come first (its index), then their demandes by id, so the cost
+        is that of the tasks' demandes, not of the history."""
+        c.execute("SELECT journal FROM bilan_state WHERE projection = ?", (name,))
+        row = c.fetchone()
+        if row is None:
+            return {}
+        c.execute("SELECT t.demande_id, t.valeur, g.valeur FROM journal_valeurs t "
+                  "LEFT JOIN journal_valeurs g ON g.chemin = t.chemin "
+                  "AND g.demande_id = t.demande_id AND g.champ = ? "
+                  "WHERE t.chemin = ? AND t.champ = ?", (champ or "", row[0], tache))
+        tasks = {demande_id: (task, cle) for demande_id, task, cle in c.fetchall()}
+        out: defaultdict[str, dict[str, list[int]]] = defaultdict(dict)
+        for chunk in chunks(sorted(tasks)):
+            c.execute("SELECT demande_id, client, evites, pilotage, corrections "
+                      "FROM bilan_demandes WHERE projection = ? AND delegations > 0 "
+                      f"AND demande_id IN ({','.join('?' * len(chunk))})", [name, *chunk])
+            for demande_id, client, evites, pilotage, corrections in c.fetchall():
+                task, valeur = tasks[demande_id]
+                cle = client if champ is None else INCONNU if valeur is None else valeur
+                sums = out[cle].setdefault(task, [0, 0, 0, 0])
+                sums[0] += 1
+                sums[1] += int(evites)
+                sums[2] += int(pilotage)
+                sums[3] += int(corrections)
+        return {cle: {task: (n, e, p, k) for task, (n, e, p, k) in by_task.items()}
+                for cle, by_task in out.items()}
+
+

@@ -1,8 +1,9 @@
 """``BilanView`` in an SQLite file of its own, beside the event store's (ADR-0004).
 
-The statements are ``projections.sql_view``'s, shared with PostgreSQL; here are SQLite's
-own parts: the file's tuning, its schema version (``PRAGMA user_version``), the column
-types, and the planner hint of the conservation query. Writes start with the tracking
+The statements are ``projections.sql_view``'s and its parts', shared with PostgreSQL;
+here are SQLite's own: the file's tuning, its schema version (``PRAGMA user_version``),
+the column types, and its dialect (``SQLITE``: token sums past 2^63 as decimal text, the
+planner hint of the conservation query, the chunked reads). Writes start with the tracking
 (or journal offset) row, which takes the write lock before any read (NOTES-eventsourcing,
 pitfalls).
 """
@@ -22,6 +23,7 @@ from eventsourcing.sqlite import (
     SQLiteTrackingRecorder,
 )
 
+from miam_economies.projections.sql_dialect import SqlDialect
 from miam_economies.projections.sql_schema import (
     REBUILT_ON_UPGRADE,
     TOKEN_LIMIT,
@@ -54,6 +56,39 @@ def _big_add(stored: int | str, added: int | str) -> int | str:
     """The exact sum of two token sums, each an int or decimal text: an int below
     ``TOKEN_LIMIT`` in magnitude, decimal text from there (``ADD_TOKENS``' slow path)."""
     return _tokens_param(int(stored) + int(added))
+
+
+def _stream(c: SQLiteCursor, query: str, params: Sequence[Any],
+            size: int) -> Iterator[list[Any]]:
+    # A second cursor of c's connection, read size rows at a time (SQLite steps the
+    # statement as rows are fetched).
+    reader = c.sqlite_cursor.connection.cursor()
+    try:
+        reader.execute(query, params)
+        while rows := reader.fetchmany(size):
+            yield rows
+    finally:
+        reader.close()
+
+
+SQLITE = SqlDialect(
+    tracking_table="tracking",
+    stream=_stream,
+    # Two sums below 2^62 in magnitude add in SQL; any other pair (one held as text
+    # already) goes to big_add, in Python: exact at any size (ADR-0051).
+    add_tokens=(f"CASE WHEN abs({{t}}.{{c}}) < {TOKEN_LIMIT} AND abs(excluded.{{c}}) < "
+                f"{TOKEN_LIMIT} THEN {{t}}.{{c}} + excluded.{{c}} "
+                "ELSE big_add({t}.{c}, excluded.{c}) END"),
+    tokens=_tokens_param,
+    exact_sums=False,  # sum() overflows past 2^63: the groups' rebuild checks first
+    # CROSS JOIN fixes the loop order: the few waiting demandes (partial index) first,
+    # then their links; left to itself the planner scans every link.
+    en_attente=("SELECT count(DISTINCT l.event_id) FROM bilan_demandes AS d "
+                "INDEXED BY bilan_demandes_en_attente CROSS JOIN bilan_liens AS l "
+                "ON l.projection = d.projection AND l.demande_id = d.demande_id "
+                "AND l.client = d.client WHERE d.projection = ? AND d.delegations = 0"),
+)
+"""SQLite's ``SqlDialect`` for the bilan view."""
 
 
 class _ViewConnectionPool(SQLiteConnectionPool):
@@ -89,21 +124,9 @@ class ViewDatastore(SQLiteDatastore):
 class SQLiteBilanView(SQLiteTrackingRecorder, SqlBilanView):
     """``BilanView`` on an ``eventsourcing`` ``SQLiteDatastore`` (see ``BilanView``)."""
 
-    tracking_table = "tracking"
-    # CROSS JOIN fixes the loop order: the few waiting demandes (partial index) first,
-    # then their links; left to itself the planner scans every link.
-    EN_ATTENTE = ("SELECT count(DISTINCT l.event_id) FROM bilan_demandes AS d "
-                  "INDEXED BY bilan_demandes_en_attente CROSS JOIN bilan_liens AS l "
-                  "ON l.projection = d.projection AND l.demande_id = d.demande_id "
-                  "AND l.client = d.client WHERE d.projection = ? AND d.delegations = 0")
-
-    # Two sums below 2^62 in magnitude add in SQL; any other pair (one held as text
-    # already) goes to big_add, in Python: exact at any size (ADR-0051).
-    ADD_TOKENS = (f"CASE WHEN abs({{t}}.{{c}}) < {TOKEN_LIMIT} AND abs(excluded.{{c}}) < "
-                  f"{TOKEN_LIMIT} THEN {{t}}.{{c}} + excluded.{{c}} "
-                  "ELSE big_add({t}.{c}, excluded.{c}) END")
-    tokens = staticmethod(_tokens_param)
-    EXACT_SUMS = False  # sum() overflows past 2^63: rebuild_groups checks first
+    def __init__(self, datastore: SQLiteDatastore):
+        super().__init__(datastore)
+        self.compose(SQLITE)
 
     def construct_create_table_statements(self) -> list[str]:
         """The library's tracking table, then the view's tables and indexes; token sums in
@@ -120,18 +143,6 @@ class SQLiteBilanView(SQLiteTrackingRecorder, SqlBilanView):
     def _read(self) -> Iterator[SQLiteCursor]:
         with self.datastore.transaction(commit=False) as c:
             yield c
-
-    def _stream(self, c: SQLiteCursor, query: str, params: Sequence[Any],
-                size: int) -> Iterator[list[Any]]:
-        """See ``SqlGroups._stream``: a second cursor of ``c``'s connection, read
-        ``size`` rows at a time (SQLite steps the statement as rows are fetched)."""
-        reader = c.sqlite_cursor.connection.cursor()
-        try:
-            reader.execute(query, params)
-            while rows := reader.fetchmany(size):
-                yield rows
-        finally:
-            reader.close()
 
     def create_table(self) -> None:
         """Create the tables if missing, after dropping a view of an older schema version

@@ -1,4 +1,5 @@
-"""The bilan's read model: its abstract contract and the shapes it reads back.
+"""The bilan's read model: its abstract contract and the typed values it reads back (their
+wire shapes are the service layer's, ``api.service.answers``; ADR-0120).
 
 One view holds every table of a projection (per client, day, model, demande, and the
 journal-field groups), so a page's deltas and its tracking position commit together
@@ -14,8 +15,8 @@ from typing import Any
 
 from eventsourcing.persistence import Tracking, TrackingRecorder
 
-from miam_economies.domain.bilan import Figures, total
-from miam_economies.projections.delta import PageDelta
+from miam_economies.domain.bilan import Figures, FiguresModele
+from miam_economies.projections.delta import DelegationVue, PageDelta
 
 INCONNU = "(inconnu)"
 """Group key of demandes without a value for the journal field asked (SPEC, "Breakdowns")."""
@@ -52,6 +53,27 @@ class ProjectionSettings:
     formule: str = "v1"
 
 
+Groupes = Mapping[str, Mapping[str, Figures | FiguresModele]]
+"""A breakdown: group key -> client -> figures (``FiguresModele`` under ``par=modele``,
+the key then naming the model)."""
+
+
+@dataclass(frozen=True)
+class DemandeLue:
+    """One client's figures for one demande (``BilanView.demande``): the summed
+    ``figures`` (tokens), ``pilotages`` and ``corrections_nombre`` (counts), its
+    ``delegation`` as the per-demande view keeps it (None before it arrives), and
+    ``outils``: tool name -> ``(cout in tokens, corrections)``."""
+
+    demande_id: str
+    client: str
+    figures: Figures
+    pilotages: int
+    corrections_nombre: int
+    delegation: DelegationVue | None
+    outils: Mapping[str, tuple[int, int]]
+
+
 @dataclass(frozen=True)
 class BilanSnapshot:
     """One consistent read of a projection (one read transaction).
@@ -74,62 +96,10 @@ class BilanSnapshot:
     en_attente: int = 0
     fuseau: str | None = None
     par: str | None = None
-    groupes: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None
+    groupes: Groupes | None = None
     anomalies: Mapping[str, Mapping[str, int]] | None = None
     conflits: Mapping[str, int] | None = None
     identite: str | None = None
-
-    def as_dict(self, tete: int, stockes: int, genere_le: str,
-                meme_source: bool | None = True) -> dict[str, Any]:
-        """The bilan's wire shape (SPEC, "Interfaces"): ``economies`` (clients sorted by
-        name), ``total``, ``formule``, ``position``, ``provenance``, ``conservation``, and
-        ``par``/``groupes`` for a breakdown.
-
-        ``tete``: the store's last notification id when read; ``stockes``: events in the
-        store up to ``position``, counted by the store (so a page folded twice shows as
-        ``comptes`` > ``stockes``); ``genere_le``: when, ISO 8601; ``meme_source``:
-        whether the store's event at ``position`` is the one the projection folded there
-        (``identite``; None when not known), so that a store replaced by another of the
-        same length shows (ADR-0105). No events gives an empty ``economies`` and zero
-        totals.
-        """
-        anomalies = self.anomalies or {}
-        conflits = self.conflits or {}
-
-        def figures(f: Figures, kinds: Mapping[str, int], conflicts: int) -> dict[str, Any]:
-            return {**f.as_dict(), "anomalies": dict(kinds), "conflits": conflicts}
-
-        all_kinds: dict[str, int] = {}
-        for kinds in anomalies.values():
-            for kind, n in kinds.items():
-                all_kinds[kind] = all_kinds.get(kind, 0) + n
-        bilan: dict[str, Any] = {
-            "economies": {name: figures(self.clients[name], anomalies.get(name, {}),
-                                        conflits.get(name, 0))
-                          for name in sorted(self.clients)},
-            "total": figures(total(self.clients.values()), all_kinds,
-                             sum(conflits.values())),
-            "formule": self.formule,
-            "position": self.position,
-            "provenance": {
-                "formule": self.formule,
-                "position": self.position,
-                "tete": tete,
-                "evenements": self.evenements,
-                "fuseau": self.fuseau,
-                "genere_le": genere_le,
-            },
-            "conservation": {
-                "stockes": stockes,
-                "comptes": sum(f.evenements for f in self.clients.values()),
-                "en_attente": self.en_attente,
-                "meme_source": meme_source,
-            },
-        }
-        if self.par is not None:
-            bilan["par"] = self.par
-            bilan["groupes"] = self.groupes
-        return bilan
 
 
 class BilanView(TrackingRecorder, ABC):
@@ -226,9 +196,9 @@ class BilanView(TrackingRecorder, ABC):
         without a value fall under ``INCONNU``), all in one read transaction."""
 
     @abstractmethod
-    def demande(self, name: str, demande_id: str) -> list[dict[str, Any]]:
+    def demande(self, name: str, demande_id: str) -> list[DemandeLue]:
         """One entry per client that has events for ``demande_id`` (normally one; none
-        for an id never seen), in the shape of ``GET /economies/demandes/{id}``."""
+        for an id never seen), by client name."""
 
     @abstractmethod
     def samples(self, name: str, par: str, apparier: str | None = None

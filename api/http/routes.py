@@ -18,6 +18,7 @@ from miam_economies.api.http.metrics import METRICS_STATE, Metrics
 from miam_economies.api.http.observer import OUTCOME
 from miam_economies.api.http.openapi import openapi_document
 from miam_economies.api.http.report import render_report
+from miam_economies.api.service.freshness import folded_up_to
 from miam_economies.api.service.services import Services
 from miam_economies.api.store.application import Appended
 from miam_economies.domain.acceptance import accept_batch
@@ -42,7 +43,8 @@ def _services(request: Request) -> Services:
     if not isinstance(services, Services):  # absent, or a host's own key of that name
         raise NotOpen("miam-economies is not open in this app: enter "
                       "open_economies(settings) in the app's lifespan and merge the state "
-                      "it yields under its keys (README, \"Using it from MIAM\")")
+                      "it yields under its keys (docs/embedding.md, \"The routes, in "
+                      "MIAM's app\")")
     return services
 
 
@@ -63,7 +65,7 @@ async def post_economies(request: Request) -> JSONResponse:
         # Decoding 500 events is CPU work: keep it off the event loop, with the append.
         return services.store.append(accept_batch(parse_json(body)), deadline=deadline)
 
-    with services.runner.ingesting():  # the projection waits for a quiet moment
+    with services.pacing.ingesting():  # the projection waits for a quiet moment
         if len(body) > INLINE_BODY or settings.database.is_postgres:
             appended = await run_in_threadpool(validate_and_append)
         else:
@@ -106,7 +108,7 @@ async def _maybe_wait(request: Request, services: Services) -> bool | None:
     if request.query_params.get("attendre") != "1":
         return None
     head = await run_in_threadpool(services.store.head)
-    return await services.runner.wait_for(head, services.settings.attendre_max)
+    return await folded_up_to(services, head, services.settings.attendre_max)
 
 
 async def get_demande(request: Request) -> JSONResponse:

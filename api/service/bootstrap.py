@@ -22,10 +22,11 @@ from zoneinfo import ZoneInfo
 from eventsourcing.persistence import PersistenceError
 
 from miam_economies.api.extras import require
-from miam_economies.api.service.pacing import PACING_FILE, SharedPacing
+from miam_economies.api.service.pacing import PACING_FILE, IngestFirst, SharedPacing
 from miam_economies.api.service.services import Services
 from miam_economies.api.service.serving import follower, open_active
 from miam_economies.api.service.settings import Settings
+from miam_economies.api.service.switching import ActiveProjection
 from miam_economies.api.store.application import EventStore
 from miam_economies.api.store.backends import Database
 from miam_economies.domain.formulas import FORMULES
@@ -164,18 +165,18 @@ def open_services(settings: Settings, *,
         recorded = open_active(view, store, settings)
         journal = follower(view, recorded, settings.data)
         settings = replace(settings, fuseau=recorded.fuseau, journal=journal.path)
-        projection = BilanProjection(view, ZoneInfo(recorded.fuseau),
-                                     FORMULES[recorded.formule])
-        runner = CatchUpRunner(store, projection, journal=journal,
-                               follow_active=True, poll_interval=settings.poll_interval,
-                               max_defer=MAX_DEFER, pacing=pacing)
+        serving = ActiveProjection(BilanProjection(view, ZoneInfo(recorded.fuseau),
+                                                   FORMULES[recorded.formule]))
+        ingest_first = IngestFirst(pacing, max_defer=MAX_DEFER)
+        runner = CatchUpRunner(store, serving.now, journal=journal,
+                               poll_interval=settings.poll_interval, pacing=ingest_first)
         store.on_append(runner.wake)
         if run_projections:
             if pacing is not None:
                 pacing.reset()  # this process serves: what a killed one left is stale
             runner.start()
         try:
-            yield Services(settings, store, runner)
+            yield Services(settings, store, serving, journal, runner, ingest_first)
         finally:
             runner.stop()
     finally:

@@ -28,8 +28,8 @@ def follow(services: Services, stop: threading.Event) -> None:
     runner on exit. Errors of a page are the runner's: logged, shown, retried (ADR-0004).
     """
     services.runner.page_size = FOLLOW_PAGE  # still read 500 at a time (read_size)
-    if isinstance(services.runner.pacing, SharedPacing):
-        services.runner.pacing.cross_process = True  # appends come from other processes
+    if isinstance(services.pacing.signal, SharedPacing):
+        services.pacing.signal.cross_process = True  # appends come from other processes
     listener = threading.Thread(
         target=services.store.economies_recorder.listen, name="projection-listener",
         args=(services.runner.wake, stop), daemon=True)

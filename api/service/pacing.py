@@ -1,8 +1,10 @@
-"""Ingestion first across processes on SQLite: the pacing signal in a small shared file.
+"""Ingestion first: when the projection runner may fold (ADR-0011, ADR-0120), and the
+signal that tells it, in one process or in a small file shared across processes.
 
-The projection runner puts its pages off while batches are being ingested (ADR-0011). In
-one process that signal is a few attributes (``projections.pacing.LocalPacing``). When
-the projection is folded by another process (``serve``'s projector, ADR-0115; or
+The projection runner puts its pages off while batches are being ingested (ADR-0011):
+``IngestFirst`` is that policy, the runner's ``projections.pacing.Pacing``. In one
+process its signal is a few attributes (``LocalPacing``). When the projection is folded
+by another process (``serve``'s projector, ADR-0115; or
 ``miam-economies project`` run beside a server), the server's POSTs and readers and the
 folding process must see the same signal: ``SharedPacing`` keeps it in
 ``DATA/projections.pacing``, a 64-byte file both processes map into memory.
@@ -22,8 +24,10 @@ import mmap
 import os
 import struct
 import time
-from contextlib import suppress
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import Protocol
 
 PACING_FILE = "projections.pacing"
 """The shared signal's file, in the data directory beside ``projections.sqlite``."""
@@ -35,9 +39,165 @@ appends (count), failing (0/1), a version word (1)."""
 _SIZE = 64
 
 
+class Signal(Protocol):
+    """Where ``IngestFirst`` keeps whether batches are being ingested and readers wait:
+    ``LocalPacing`` in one process, ``SharedPacing`` across the processes of one SQLite
+    data directory (ADR-0115). ``cross_process``: appends come from other processes,
+    which a folding process looks for while idle."""
+
+    cross_process: bool
+
+    def begin_ingest(self) -> None:
+        """A batch is being ingested (the event loop's thread)."""
+    def end_ingest(self) -> None:
+        """That batch is answered: the quiet time starts now."""
+    def begin_wait(self) -> None:
+        """A reader waits for the projection: fold now."""
+    def end_wait(self) -> None:
+        """That reader stopped waiting."""
+    def appended(self) -> None:
+        """An append stored events (any thread)."""
+    def state(self) -> tuple[int, float, int, int]:
+        """``(ingesting, last ingest instant, waiting readers, appends so far)``:
+        counts, and a ``time.monotonic()`` instant in seconds."""
+    def set_failing(self, failing: bool) -> None:
+        """Tell other processes whether the last page failed."""
+    def failing(self) -> bool:
+        """Whether another process's runner said its last page failed."""
+
+
+class IngestFirst:
+    """The runner's ``projections.pacing.Pacing``: ingestion first (ADR-0011).
+
+    While a batch is being ingested (``ingesting()``), or for ``quiet`` seconds after the
+    last one, the runner does not start a page, for at most ``max_defer`` seconds, and not
+    at all while a reader waits (``waiting()``). A burst of POSTs is thus answered without
+    the fold competing for the interpreter, and folded right after it; under sustained
+    load, once ``max_defer`` has passed, the runner folds until it has caught up, then may
+    defer again. ``max_defer=0`` never defers. ``signal``: where the state lives
+    (``LocalPacing`` by default; ``SharedPacing`` on one SQLite data directory when
+    another process folds: ADR-0115).
+    """
+
+    def __init__(self, signal: Signal | None = None, *, quiet: float = 0.05,
+                 max_defer: float = 0.0):
+        self.signal: Signal = signal or LocalPacing()
+        self.quiet = quiet
+        self.max_defer = max_defer
+        self._deferred_since: float | None = None
+
+    @contextmanager
+    def ingesting(self) -> Iterator[None]:
+        """Mark a batch being ingested (from the event loop's thread only): the runner
+        defers its next page until ingestion has been quiet (see the class)."""
+        self.signal.begin_ingest()
+        try:
+            yield
+        finally:
+            self.signal.end_ingest()
+
+    @contextmanager
+    def waiting(self) -> Iterator[None]:
+        """Mark a reader waiting for the projection (``?attendre=1``): the runner folds
+        now, even during ingestion."""
+        self.signal.begin_wait()
+        try:
+            yield
+        finally:
+            self.signal.end_wait()
+
+    def may_fold(self) -> bool:
+        """Whether the runner may start a page now (the runner's thread only). Pages are
+        put off at most ``max_defer`` from the first time one was; then the runner folds
+        until it has caught up (``caught_up``), so the lag stays bounded under sustained
+        load instead of growing by a page a second."""
+        ingesting, last_ingest, waiting, _ = self.signal.state()
+        if self.max_defer <= 0 or waiting:
+            return True
+        now = time.monotonic()
+        if ingesting == 0 and now - last_ingest >= self.quiet:
+            return True
+        if self._deferred_since is None:
+            self._deferred_since = now
+        return now - self._deferred_since >= self.max_defer
+
+    def caught_up(self) -> None:
+        """The runner found nothing to fold: the next burst may be deferred again."""
+        self._deferred_since = None
+
+    @property
+    def deferring_since(self) -> float | None:
+        """The ``time.monotonic()`` at which the runner began putting its pages off, or
+        None when it has not since it last caught up (for tests and diagnostics)."""
+        return self._deferred_since
+
+    def appended(self) -> None:
+        """An append stored events: counted, for a folding process elsewhere."""
+        self.signal.appended()
+
+    def appends_elsewhere(self) -> int | None:
+        """The appends' count when other processes append for this runner
+        (``signal.cross_process``), else None."""
+        return self.signal.state()[3] if self.signal.cross_process else None
+
+    def report(self, failing: bool) -> None:
+        """Tell other processes whether the runner's last page failed."""
+        self.signal.set_failing(failing)
+
+    def failing(self) -> bool:
+        """Whether the process that folds said its last page failed."""
+        return self.signal.failing()
+
+
+class LocalPacing:
+    """``Signal`` within one process: plain attributes, written by the event loop's
+    thread (ingestion, waiting readers) and the appending thread (appends), read by the
+    runner's."""
+
+    cross_process = False
+
+    def __init__(self) -> None:
+        self._ingesting = 0
+        self._last_ingest = 0.0
+        self._waiting = 0
+        self._appends = 0
+
+    def begin_ingest(self) -> None:
+        """A batch is being ingested."""
+        self._ingesting += 1
+
+    def end_ingest(self) -> None:
+        """That batch is answered: the quiet time starts now."""
+        self._ingesting -= 1
+        self._last_ingest = time.monotonic()
+
+    def begin_wait(self) -> None:
+        """A reader waits for the projection: fold now."""
+        self._waiting += 1
+
+    def end_wait(self) -> None:
+        """That reader stopped waiting."""
+        self._waiting -= 1
+
+    def appended(self) -> None:
+        """An append stored events."""
+        self._appends += 1
+
+    def state(self) -> tuple[int, float, int, int]:
+        """``(ingesting, last ingest instant, waiting readers, appends so far)``."""
+        return self._ingesting, self._last_ingest, self._waiting, self._appends
+
+    def set_failing(self, failing: bool) -> None:
+        """Nothing to tell another process: ``CatchUpRunner.last_error`` says it."""
+
+    def failing(self) -> bool:
+        """Always False: this process's runner keeps its own ``last_error``."""
+        return False
+
+
 class SharedPacing:
-    """The ``projections.pacing.Pacing`` signal, in ``path`` mapped by
-    every process on one SQLite data directory (see the module).
+    """The ``Signal``, in ``path`` mapped by every process on one SQLite data directory
+    (see the module).
 
     ``time.monotonic()`` is the system-wide ``CLOCK_MONOTONIC`` on Linux and macOS, so
     the last ingest's instant compares across processes. Raises ``OSError`` when the

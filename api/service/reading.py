@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from miam_economies.api.service.answers import bilan_answer, classement_answer
 from miam_economies.api.service.bootstrap import open_services
 from miam_economies.api.service.settings import DEFAULT_DATA, Settings, machine_fuseau
-from miam_economies.domain.classement import CRITERES, DEFAULT_MIN, SELON, check_parametres
+from miam_economies.domain.classement import DEFAULT_MIN, SELON, check_parametres
 from miam_economies.domain.formulas import V1
 from miam_economies.domain.instants import iso_utc
 from miam_economies.projections.view import BilanSnapshot
@@ -65,7 +66,7 @@ def read_bilan(data: Path | str = DEFAULT_DATA, *, par: str | None = None,
         ZoneInfo(zone)  # the same error for a bad zone, store or not
         empty = BilanSnapshot(V1.name, 0, 0, {}, fuseau=zone, par=par,
                               groupes=None if par is None else {})
-        return empty.as_dict(0, 0, iso_utc(datetime.now(UTC)))
+        return bilan_answer(empty, 0, 0, iso_utc(datetime.now(UTC)))
     with open_services(settings, run_projections=False) as services:
         caught_up = services.runner.catch_up_unless_locked() if catch_up else True
         bilan = services.bilan(par, depuis, jusqu_au)
@@ -149,12 +150,7 @@ def read_classement(data: Path | str = DEFAULT_DATA, *, par: str = "preset",
                         database_url=database_url, lock_timeout=lock_timeout)
     if not settings.database.exists():
         ZoneInfo(fuseau or machine_fuseau())  # the same error for a bad zone, store or not
-        empty: dict[str, Any] = {"par": par, "formule": V1.name, "position": 0,
-                                 "min": minimum, "critere": CRITERES[selon], "groupes": [],
-                                 "comparaisons": []}
-        if apparier is not None:
-            empty["apparier"] = apparier
-        return empty
+        return classement_answer(par, V1.name, 0, minimum, selon, [], [], 0, apparier)
     with open_services(settings, run_projections=False) as services:
         caught_up = services.runner.catch_up_unless_locked() if catch_up else True
         answer = services.classement(par, minimum, selon, apparier)

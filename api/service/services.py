@@ -1,5 +1,6 @@
-"""The live objects of one process, and the two reads every edge makes of them: the bilan
-and one demande (SPEC, "Interfaces")."""
+"""The live objects of one process, and the reads every edge makes of them: the bilan, one
+demande and the classement (SPEC, "Interfaces"), from the projection that serves
+(``api.service.switching``), never through the runner (ADR-0120)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from miam_economies.api.service.answers import bilan_answer, classement_answer, demande_answer
+from miam_economies.api.service.pacing import IngestFirst
 from miam_economies.api.service.settings import Settings
+from miam_economies.api.service.switching import ActiveProjection
 from miam_economies.api.store.application import EventStore
 from miam_economies.domain.appariees import Tache, comparaisons_appariees
 from miam_economies.domain.bilan import check_bounds
 from miam_economies.domain.classement import (
-    CRITERES,
     DEFAULT_MIN,
     MAX_COMPARED,
     SELON,
@@ -22,26 +25,29 @@ from miam_economies.domain.classement import (
 from miam_economies.domain.comparaisons import comparaisons
 from miam_economies.domain.echantillon import Echantillon
 from miam_economies.domain.instants import iso_utc
+from miam_economies.projections.journal import JournalFollower
 from miam_economies.projections.projection import BilanProjection
 from miam_economies.projections.runner import CatchUpRunner
 
 
 @dataclass(frozen=True)
 class Services:
-    """The live objects of one process: ``store`` (appends) and ``runner`` (keeps the
-    active projection up to date, journal included; ``projection`` reads it)."""
+    """The live objects of one process: ``store`` (appends), ``serving`` (which projection
+    serves: ``projection``), ``journal`` (MIAM's journal as joined), ``runner`` (folds the
+    serving projection and the journal), and ``pacing`` (when it may: ADR-0011)."""
 
     settings: Settings
     store: EventStore
+    serving: ActiveProjection
+    journal: JournalFollower | None
     runner: CatchUpRunner
+    pacing: IngestFirst
 
     @property
     def projection(self) -> BilanProjection:
         """The projection that serves now: a replay's switch, made by another process, is
         taken at the next read (ADR-0009)."""
-        if self.runner.follow_active:
-            self.runner.follow_switch()
-        return self.runner.projection
+        return self.serving.now()
 
     def bilan(self, par: str | None = None, depuis: str | None = None,
               jusqu_au: str | None = None) -> dict[str, Any]:
@@ -64,10 +70,10 @@ class Services:
         position, identite = snapshot.position, snapshot.identite
         meme_source = (True if position == 0 else None if identite is None
                        else self.store.identity(position) == identite)
-        bilan = snapshot.as_dict(head, self.store.count_up_to(position, head),
-                                 iso_utc(datetime.now(UTC)), meme_source)
-        if self.runner.journal is not None:
-            bilan["provenance"]["journal"] = self.runner.journal.state()
+        bilan = bilan_answer(snapshot, head, self.store.count_up_to(position, head),
+                             iso_utc(datetime.now(UTC)), meme_source)
+        if self.journal is not None:
+            bilan["provenance"]["journal"] = self.journal.state()
         return bilan
 
     def classement(self, par: str, minimum: int = DEFAULT_MIN, selon: str = SELON,
@@ -101,16 +107,8 @@ class Services:
             verdicts = comparaisons_appariees(
                 compared, {cle: {task: Tache(*sums) for task, sums in by_task.items()}
                            for cle, by_task in tasks.items()}, selon)
-        answer: dict[str, Any] = {
-            "par": par, "formule": projection.formule.name, "position": position,
-            "min": minimum, "critere": CRITERES[selon],
-            "groupes": [groupe.as_dict() for groupe in groupes],
-            "comparaisons": [verdict.as_dict() for verdict in verdicts]}
-        if len(ranked) > MAX_COMPARED:
-            answer["comparaisons_limite"] = MAX_COMPARED
-        if apparier is not None:
-            answer["apparier"] = apparier
-        return answer
+        return classement_answer(par, projection.formule.name, position, minimum, selon,
+                                 groupes, verdicts, len(ranked), apparier)
 
     def demande(self, demande_id: str) -> dict[str, Any] | None:
         """One demande's figures (SPEC, ``GET /economies/demandes/{id}``), or None for an
@@ -120,9 +118,9 @@ class Services:
         entries = projection.view.demande(projection.tracking_name, demande_id)
         if not entries:
             return None
-        first = entries[0]
+        first = demande_answer(entries[0])
         if len(entries) > 1:
-            first["autres_clients"] = [e["client"] for e in entries[1:]]
+            first["autres_clients"] = [e.client for e in entries[1:]]
         return first
 
 

@@ -204,7 +204,6 @@ class ClassementContract:
         live = services.classement("preset")
         # Folded without groups, then samples rebuilt once from the demandes (ADR-0073).
         replay(services.settings, "v1", fuseau="Etc/GMT-1")
-        services.runner.follow_switch()
         rebuilt = services.classement("preset")
         assert rebuilt["groupes"] == live["groupes"]
         assert rebuilt["comparaisons"] == live["comparaisons"]

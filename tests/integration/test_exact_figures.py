@@ -131,7 +131,6 @@ class ExactFiguresContract:
         settings = services.settings
         replay(settings, "v1-serveur")  # evites recomputed: lus + ecrits, 2 BIG each
         with_subagent = 2 * BIG
-        services.runner.follow_switch()
         services.runner.catch_up()
         exact(services.bilan()["economies"][CLIENT]["evites"], N * with_subagent + with_subagent)
         compared = compare(settings, ["v1", "v1-serveur"])["groupes"][CLIENT][CLIENT]

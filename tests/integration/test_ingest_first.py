@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from miam_economies.api.service.bootstrap import MAX_DEFER, open_services
+from miam_economies.api.service.freshness import folded_up_to
 from miam_economies.api.service.services import Services
 from miam_economies.api.service.settings import Settings
 from miam_economies.domain.acceptance import accept_batch
@@ -43,14 +44,14 @@ def deferring(services: Services) -> None:
     wait)."""
     services.runner.wake()
     deadline = time.monotonic() + 10
-    while services.runner.deferring_since is None:
+    while services.pacing.deferring_since is None:
         assert time.monotonic() < deadline, "the runner never deferred"
         time.sleep(0.005)
 
 
 def test_no_page_is_folded_during_ingestion_until_it_is_quiet(tmp_path: Path) -> None:
     with open_services(Settings(data=tmp_path / "data", token=TOKEN, fuseau="UTC")) as s:
-        with s.runner.ingesting():
+        with s.pacing.ingesting():
             deferring(s)
             head = store_batch(s, seed=1)
             assert folded_within(s, head, MAX_DEFER / 4) is None  # put off
@@ -60,7 +61,7 @@ def test_no_page_is_folded_during_ingestion_until_it_is_quiet(tmp_path: Path) ->
 def test_under_sustained_ingestion_the_runner_catches_up_after_max_defer(
         tmp_path: Path) -> None:
     with open_services(Settings(data=tmp_path / "data", token=TOKEN, fuseau="UTC")) as s:
-        with s.runner.ingesting():  # never quiet while this holds
+        with s.pacing.ingesting():  # never quiet while this holds
             deferring(s)
             for seed in range(2, 12):  # 2,000 events: four live pages
                 head = store_batch(s, seed=seed)
@@ -71,9 +72,9 @@ def test_under_sustained_ingestion_the_runner_catches_up_after_max_defer(
 
 def test_a_reader_that_waits_is_not_put_off(tmp_path: Path) -> None:
     settings = Settings(data=tmp_path / "data", token=TOKEN, fuseau="UTC")
-    with open_services(settings) as s, s.runner.ingesting():
+    with open_services(settings) as s, s.pacing.ingesting():
         head = store_batch(s, seed=3)
         started = time.monotonic()
-        assert asyncio.run(s.runner.wait_for(head, timeout=10))
+        assert asyncio.run(folded_up_to(s, head, timeout=10))
         assert time.monotonic() - started < MAX_DEFER  # not the deferral's bound
         assert s.bilan()["provenance"]["position"] == head

@@ -115,13 +115,13 @@ def test_a_runner_defers_to_another_processs_ingestion_through_the_pacing_file(
     with open_services(settings, run_projections=False) as services:
         server_side = SharedPacing(settings.data / PACING_FILE)
         runner = services.runner
-        runner.pacing.cross_process = True
+        services.pacing.signal.cross_process = True
         runner.start()
         try:
             server_side.begin_ingest()
             services.store.append(accept_batch(copy.deepcopy(EXAMPLE_BATCH)))
             server_side.appended()
-            assert until(lambda: runner.deferring_since is not None, 5)
+            assert until(lambda: services.pacing.deferring_since is not None, 5)
             time.sleep(0.3)
             assert services.projection.position() == 0  # deferred: ingestion first
             server_side.end_ingest()

@@ -2,8 +2,8 @@
 and ``REBUILD_ROWS`` rows at a time are read and written, or, where a sum may pass 2^63,
 the joined rows come in key order and are summed one key at a time in Python. Either way
 every row of ``bilan_groupes`` and ``bilan_echantillons`` equals the live projection's,
-folded page by page through another path (``_fold_groups``, ``fold_samples``,
-``_join_groups``), on both backends: with keys spanning chunks, demandes without a
+folded page by page through another path (``GroupsWriter.fold``, ``SamplesWriter.fold``,
+``GroupsWriter.join``), on both backends: with keys spanning chunks, demandes without a
 delegation, journal lines without a demande, and no journal at all."""
 
 from __future__ import annotations
@@ -70,9 +70,8 @@ def replayed_exactly(services: Services, monkeypatch: pytest.MonkeyPatch,
                      zone: str) -> dict[str, list[tuple[Any, ...]]]:
     """``replayed``, the groups rebuilt on the exact path (summed in Python, key by key)
     as when SQL's sums might not fit."""
-    view = type(services.projection.view)
-    monkeypatch.setattr(view, "EXACT_SUMS", False)
-    monkeypatch.setattr(view, "_sums_fit", staticmethod(lambda c, name: False))
+    monkeypatch.setattr(sql_groups.GroupsWriter, "sums_exact_in_sql",
+                        lambda self, c, name: False)
     return replayed(services, zone)
 
 

@@ -1,0 +1,45 @@
+"""Which projection serves now: the one the view names active (ADR-0009, ADR-0120).
+
+A replay builds a projection beside the live one, then switches the view's pointer to it;
+a running server (its runner and its reads) takes the switch at its next page or read,
+without restart. Reads and the runner both ask ``ActiveProjection.now``.
+"""
+
+from __future__ import annotations
+
+import logging
+from zoneinfo import ZoneInfo
+
+from miam_economies.domain.formulas import FORMULES
+from miam_economies.projections.projection import BilanProjection
+
+log = logging.getLogger(__name__)
+
+
+class ActiveProjection:
+    """The projection that serves, following the view's switch.
+
+    ``projection``: the one active when opened. Each ``now()`` reads the view's active
+    name (one read transaction) and, when a replay switched it, moves to that projection
+    (its recorded zone and formula). Safe from any thread: a move replaces one reference.
+    """
+
+    def __init__(self, projection: BilanProjection):
+        self._projection = projection
+
+    def now(self) -> BilanProjection:
+        """The projection that serves now. Raises the view's ``PersistenceError``, and
+        ``KeyError`` for a formula this release does not know."""
+        projection = self._projection
+        view = projection.view
+        active = view.active()
+        if active is None or active == projection.tracking_name:
+            return projection
+        settings = view.settings_of(active)
+        if settings is None:
+            return projection
+        projection = BilanProjection(view, ZoneInfo(settings.fuseau),
+                                     FORMULES[settings.formule])
+        self._projection = projection
+        log.info("projection switched to %s", active)
+        return projection

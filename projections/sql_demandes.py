@@ -1,0 +1,100 @@
+"""The bilan view's per-demande tables in SQL (``bilan_demandes``, its tools and its
+links): what a page's fold adds to them, and the page's demandes as they were before it
+(ADR-0006, ADR-0062, ADR-0073)."""
+
+from __future__ import annotations
+
+from operator import itemgetter
+from typing import Any
+
+from miam_economies.projections.delta import PageDelta
+from miam_economies.projections.sql_dialect import SqlDialect
+from miam_economies.projections.sql_schema import Cursor, chunks
+
+Before = dict[tuple[str, str], tuple[int, int, int, int]]
+"""The stored figures ``(delegations, evites, pilotage, corrections)`` of a page's
+demandes by ``(client, demande_id)``, before the page is folded (absent: never seen)."""
+
+_ATTRIBUTES = ("agent_id", "par_subagent", "retour", "methode", "delegation_id")
+"""A delegation's attributes, taken from the delegation with the smallest id (ADR-0006)."""
+
+
+class DemandesWriter:
+    """Adds a page's demandes to ``bilan_demandes``, ``bilan_outils`` and ``bilan_liens``,
+    token sums exact by ``dialect``'s rule (ADR-0051)."""
+
+    def __init__(self, dialect: SqlDialect):
+        self.dialect = dialect
+        # The delegation's attributes are taken when its id is the smallest seen so far;
+        # in an upsert's SET every column reads the row as it was before the update.
+        take = ("excluded.delegation_id IS NOT NULL AND (bilan_demandes.delegation_id IS NULL "
+                "OR excluded.delegation_id < bilan_demandes.delegation_id)")
+        attributes = ", ".join(
+            f"{col} = CASE WHEN {take} THEN excluded.{col} ELSE bilan_demandes.{col} END"
+            for col in _ATTRIBUTES)
+        self._demandes = (
+            "INSERT INTO bilan_demandes VALUES (" + ", ".join("?" * 20) + ") "
+            "ON CONFLICT (projection, demande_id, client) DO UPDATE SET "
+            + dialect.added("bilan_demandes",
+                            ("delegations", "pilotages", "corrections_nombre"),
+                            ("evites", "pilotage", "corrections", "tokens_entree",
+                             "tokens_sortie", "lus", "ecrits", "consigne", "rendus"))
+            + ", " + attributes)
+        self._outils = (
+            "INSERT INTO bilan_outils VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (projection, demande_id, client, outil) DO UPDATE SET "
+            + dialect.added("bilan_outils", ("nombre",), ("cout",)))
+
+    @staticmethod
+    def before(c: Cursor, name: str, delta: PageDelta) -> Before:
+        """The stored figures of ``delta``'s demandes in projection ``name``, before the
+        page is folded (see ``Before``): what the classement's samples subtract."""
+        before: Before = {}
+        ids = sorted({demande_id for _, demande_id in delta.demandes})
+        for chunk in chunks(ids):
+            c.execute("SELECT client, demande_id, delegations, evites, pilotage, corrections "
+                      "FROM bilan_demandes WHERE projection = ? "
+                      f"AND demande_id IN ({','.join('?' * len(chunk))})", [name, *chunk])
+            for client, demande_id, *figures in c.fetchall():
+                before[(client, demande_id)] = tuple(map(int, figures))  # type: ignore[assignment]
+        return before
+
+    def fold(self, c: Cursor, name: str, delta: PageDelta) -> None:
+        """Add ``delta``'s demandes (figures, delegation, tools, links) to projection
+        ``name``'s rows, in ``c``'s write transaction."""
+        tk = self.dialect.tokens
+        rows: list[tuple[Any, ...]] = []
+        liens: list[tuple[str, str, str, str]] = []
+        outils: list[tuple[Any, ...]] = []
+        # In primary-key order (projection, demande_id, client): each upsert then lands
+        # next to the previous one in the B-trees (ADR-0062). The keys are sorted once, by
+        # their demande_id (a sort of plain strings, which Python compares fastest), so
+        # the rows built from them need no sort of their own; a demande's links and tools
+        # are adjacent to each other whatever their order (ADR-0114).
+        demandes = delta.demandes
+        for key in sorted(demandes, key=itemgetter(1)):
+            client, demande_id = key
+            d = demandes[key]
+            v, f = d.delegation, d.figures
+            if v is None:
+                rows.append((name, demande_id, client, f.delegations, tk(f.evites),
+                             tk(f.pilotage), tk(f.corrections), d.pilotages,
+                             d.corrections_nombre, None, None, None, None, None,
+                             0, 0, 0, 0, 0, 0))
+                # Links serve only en_attente, which reads those of demandes without any
+                # delegation; a demande whose delegation is in this page never is one
+                # again (its count of delegations only grows): its links are not written.
+                for event_id in d.liens:
+                    liens.append((name, demande_id, client, event_id))
+            else:
+                rows.append((name, demande_id, client, f.delegations, tk(f.evites),
+                             tk(f.pilotage), tk(f.corrections), d.pilotages,
+                             d.corrections_nombre, v.id, v.agent_id, v.par_subagent,
+                             v.retour, v.methode, tk(v.tokens_entree), tk(v.tokens_sortie),
+                             tk(v.lus), tk(v.ecrits), tk(v.consigne), tk(v.rendus)))
+            for outil, (cout, nombre) in d.par_outil.items():
+                outils.append((name, demande_id, client, outil, tk(cout), nombre))
+        c.executemany(self._demandes, rows)
+        c.executemany("INSERT INTO bilan_liens VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                      liens)
+        c.executemany(self._outils, outils)
