@@ -21,7 +21,6 @@ from miam_economies.domain.events import (
     Conflit,
     Correction,
     Delegation,
-    EvenementRecu,
     Pilotage,
     Received,
     Stored,
@@ -138,20 +137,13 @@ class PageDelta:
                 raise TypeError(f"not a stored event's value: {value!r}")
             method(value)
 
-    def add_stored(self, stored: EvenementRecu) -> None:
-        """Fold one stored domain event (its ``value()``; see ``add_all``)."""
-        self.add_all((stored.value(),))
-
-    def add_conflit(self, client: str) -> None:
-        """Count one differing re-sent version (a stored ``ConflitRecu``) for ``client``,
-        the kept version's: a stored event, folded into no figure but ``conflits`` (SPEC,
-        "Wire contract")."""
-        self.clients[client].evenements += 1
-        self.conflits[client] += 1
-        self.evenements += 1
-
     def _conflit(self, conflit: Conflit) -> None:
-        self.add_conflit(conflit.client)
+        # One differing re-sent version (a stored ``ConflitRecu``), counted for the kept
+        # version's client: a stored event, folded into no figure but ``conflits`` (SPEC,
+        # "Wire contract").
+        self.clients[conflit.client].evenements += 1
+        self.conflits[conflit.client] += 1
+        self.evenements += 1
 
     # The three folds below each count the event in its client's and its day's figures
     # and its anomalies, written out in each: a shared helper call per event costs more

@@ -2,7 +2,9 @@
 
 Originator ids are ``uuid.hex`` text (NOTES-eventsourcing); notification ids are rowids,
 assigned max + 1 under the write lock, never reused once committed and never deleted, so
-they are dense and counting up to a position needs no scan (ADR-0008).
+they are dense and counting up to a position needs no scan (ADR-0008). ``insert_events``
+and ``insert_within`` return them, as the library's recorder does (ADR-0122); the append's
+``insert_rows`` does not.
 """
 
 from __future__ import annotations
@@ -63,9 +65,17 @@ class SQLiteEconomiesRecorder(EconomiesRecorder, SQLiteApplicationRecorder):
     def _insert_events(self, c: SQLiteCursor, stored_events: Sequence[StoredEvent],
                        **kwargs: Any) -> Sequence[int] | None:
         """One ``executemany``, as the library's aggregate recorder inserts, rather than
-        its application recorder's statement per event for the notification ids: the
-        event store never reads them back (ADR-0061). Returns None."""
-        return SQLiteAggregateRecorder._insert_events(self, c, stored_events, **kwargs)
+        its application recorder's statement per event; returns the notification ids, as
+        its application recorder does (``[]`` for no event). They are computed, not read
+        back (ADR-0122): the first row's insert takes the write lock, held to the end of
+        the transaction, and each row gets the table's largest rowid + 1, so the rows of
+        one insert are one run of ids ending at ``last_insert_rowid()``."""
+        if not stored_events:
+            return []
+        SQLiteAggregateRecorder._insert_events(self, c, stored_events, **kwargs)
+        c.execute("SELECT last_insert_rowid()")
+        last: int = c.fetchone()[0]
+        return list(range(last - len(stored_events) + 1, last + 1))
 
     def _select(self, columns: str, ids: Sequence[UUID]) -> list[Any]:
         return self._select_hex(columns, [i.hex for i in ids])

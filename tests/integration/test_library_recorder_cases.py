@@ -9,9 +9,11 @@ library's insert, and dense ids in commit order under four writers.
 Of the library's cases, what does not apply is skipped with its reason:
 ``AggregateRecorderTestCase.test_insert_and_select`` wants ``insert_events`` to return
 None, an aggregate recorder's answer (the library's own ``PostgresApplicationRecorder``
-returns ids and fails it too); ``TrackingRecorderTestCase`` and
-``ProcessRecorderTestCase`` test recorders this module does not change and the service
-does not use; text originator ids and database functions are refused by the recorder.
+returns ids and fails it too); text originator ids and database functions are refused by
+the recorder. ``TrackingRecorderTestCase`` tests another recorder, the projections' view:
+it runs in ``test_library_recorder_cases_tracking.py``, which says why
+``ProcessRecorderTestCase`` applies to none. The SQLite recorder's cases are in
+``test_library_recorder_cases_sqlite.py``.
 """
 
 from __future__ import annotations
