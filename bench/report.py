@@ -1,4 +1,5 @@
-"""The bench's table: its rows from the sections' figures, as the README's Markdown.
+"""The bench's table: its rows from the sections' figures, as ``docs/performance.md``'s
+Markdown.
 
 Every row is ``[measure, value, reference, ratio, target]``. Ingest rows are read against
 the bare append of the same run (``bench.bare``: the design's own limit, issue 22); the
@@ -34,7 +35,7 @@ BURST_BEFORE = 27_940 / 41_683
 2026-12-01, run H1, medians of 5 interleaved rounds): "bursts no worse than before"."""
 
 MARKERS = ("<!-- bench:table -->", "<!-- /bench:table -->")
-"""Around the README's generated table."""
+"""Around ``docs/performance.md``'s generated table."""
 
 
 def median(values: list[float]) -> float:
@@ -217,7 +218,7 @@ def postgres_rows(postgres: dict[str, Any],
 
 
 def markdown(rows: list[Row], heading: str) -> str:
-    """``heading`` (wrapped as the README's prose is), a blank line and the rows as a
+    """``heading`` (wrapped as the page's prose is), a blank line and the rows as a
     Markdown table, between ``MARKERS``."""
     def line(cells: list[str] | tuple[str, ...]) -> str:
         return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"

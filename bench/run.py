@@ -26,8 +26,9 @@ reference measured beside it:
 
 Figures are medians over ``--repeat`` runs (latency percentiles: over every request of
 every run); history sizes are read once. Prints the table and each section's seconds,
-writes the table as JSON (``--json``, default ``bench/latest.json``) and into the README's
-"Performance" section between its two ``bench:table`` markers (``--readme``).
+writes the table as JSON (``--json``, default ``bench/latest.json``) and into
+``docs/performance.md`` between its two ``bench:table`` markers (``--readme``; the README
+held it before ADR-0121, hence the flag's name).
 """
 
 from __future__ import annotations
@@ -80,10 +81,11 @@ def arguments() -> argparse.Namespace:
                         help="reads of each kind at most on the naive server (each scans "
                              "the file; none started after 5 s)")
     parser.add_argument("--json", type=Path, default=ROOT / "bench" / "latest.json")
-    parser.add_argument("--readme", type=Path, default=ROOT / "README.md",
-                        help="the README whose table is rewritten")
+    parser.add_argument("--readme", type=Path, default=ROOT / "docs" / "performance.md",
+                        help="the page whose table is rewritten (default "
+                             "docs/performance.md)")
     parser.add_argument("--no-readme", dest="readme", action="store_const", const=None,
-                        help="leave the README as it is")
+                        help="leave docs/performance.md (or --readme's page) as it is")
     parser.add_argument("--postgres", action=argparse.BooleanOptionalAction, default=True,
                         help="also ingest on PostgreSQL with 1 and 4 workers "
                              "(MIAM_TEST_POSTGRES, default the local server's test database)")
@@ -117,7 +119,8 @@ def commit(checkout: Path = ROOT) -> str:
         return subprocess.run(["git", *args], cwd=checkout, capture_output=True, text=True,
                               check=True).stdout.strip()
 
-    changed = git("status", "--porcelain", "--", ".", ":!README.md", ":!bench/latest.json")
+    changed = git("status", "--porcelain", "--", ".", ":!docs/performance.md",
+                  ":!bench/latest.json")
     return git("rev-parse", "--short", "HEAD") + (" with uncommitted changes" if changed
                                                     else "")
 
@@ -133,7 +136,7 @@ def section(name: str, timings: dict[str, float]) -> Iterator[None]:
 
 def main() -> None:
     """Run every section, print the table and the sections' seconds, write the JSON and
-    the README's table."""
+    ``docs/performance.md``'s table."""
     args = arguments()
     sizes = [int(s) for s in args.sizes.split(",")]
     command = "make bench" if len(sys.argv) == 1 else \

@@ -1,7 +1,7 @@
-"""Write the README's classement example: ``examples/classement/evenements.jsonl`` (the
-plugin's events, one a line, as ``miam-economies import`` reads them) and
-``examples/classement/delegations.jsonl`` (MIAM's journal: a preset, and a ``test_id`` for
-the demandes of MIAM's test runs).
+"""Write the classement example of ``docs/formulas.md``:
+``examples/classement/evenements.jsonl`` (the plugin's events, one a line, as
+``miam-economies import`` reads them) and ``examples/classement/delegations.jsonl``
+(MIAM's journal: a preset, and a ``test_id`` for the demandes of MIAM's test runs).
 
 The story (ADR-0081): MIAM's tests run the same 60 tasks under three presets. ``precis``
 is truly better (its reworks are small); ``rapide`` and ``code`` rework alike on the
@@ -9,7 +9,7 @@ tests, ``code`` a little more. ``code`` is also the everyday preset, given 240 e
 demandes with little rework, so its own taux looks better than it is: unpaired, it ranks
 above ``rapide``; paired on ``test_id``, the tasks both ran show it behind. Deterministic
 (``random.Random(19)``); ``tests/integration/test_readme_classement.py`` checks the files
-are what this writes and that the README shows what the commands print.
+are what this writes and that the page shows what the commands print.
 
 ``python -m scripts.classement_demo`` rewrites the two files.
 """

@@ -1,5 +1,5 @@
-"""MIAM's two real shapes, built on the MCP Python SDK (``mcp`` 2.x, ``MCPServer``), as the
-README's embedding section gives them (issue 20; SDK docs ``docs/run/asgi.md`` and
+"""MIAM's two real shapes, built on the MCP Python SDK (``mcp`` 2.x, ``MCPServer``), as
+``docs/embedding.md`` gives them (issue 20; SDK docs ``docs/run/asgi.md`` and
 ``docs/run/authorization.md``):
 
 * ``sdk_app_with_our_routes``: our routes added to ``server.streamable_http_app()``, our

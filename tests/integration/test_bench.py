@@ -1,7 +1,8 @@
 """The bench's own machinery (``bench/``; issue 22): the bare append stores the rows our
-store stores, in a table of the store's shape; the README's table is rewritten between
-its markers only; CPU deltas over a process tree. No timing is asserted: the bench prints
-figures, it never tests them."""
+store stores, in a table of the store's shape; ``docs/performance.md``'s table (the
+README's before ADR-0121) is rewritten between its markers only, by default; CPU deltas
+over a process tree. No timing is asserted: the bench prints figures, it never tests
+them."""
 
 from __future__ import annotations
 
@@ -65,11 +66,11 @@ def test_bare_table_has_the_stores_shape(tmp_path: Path) -> None:
     settings = Settings(data=tmp_path / "ours", token=TOKEN, fuseau="UTC")
     with open_services(settings, run_projections=False):
         pass
-    assert shape(tmp_path / "bare" / FILE) == shape(settings.store_path)
+    assert shape(tmp_path / "bare" / FILE) == shape(settings.database.path)
 
 
 def test_the_readme_table_is_replaced_between_its_markers_only() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
     block = markdown([["a measure", "1 ev/s", "", "1.00", ">= 1"]], "Measured now:")
     replaced = replace_table(readme, block)
     before, after = readme.split(MARKERS[0])[0], readme.split(MARKERS[1])[1]
@@ -77,6 +78,16 @@ def test_the_readme_table_is_replaced_between_its_markers_only() -> None:
     assert "| a measure | 1 ev/s |  | 1.00 | >= 1 |" in replaced
     with pytest.raises(ValueError):
         replace_table(readme.replace(MARKERS[1], ""), block)
+
+
+def test_make_bench_rewrites_the_performance_page_unless_told_not_to(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from bench import run
+
+    monkeypatch.setattr(sys, "argv", ["bench.run"])
+    assert run.arguments().readme == ROOT / "docs" / "performance.md"
+    monkeypatch.setattr(sys, "argv", ["bench.run", "--no-readme", "--json", "out.json"])
+    assert run.arguments().readme is None
 
 
 def test_cpu_between_counts_each_process_once() -> None:

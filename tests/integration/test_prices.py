@@ -1,5 +1,6 @@
 """``compare --formules pondere-v1,pondere-v2`` on the contract's example batch, through
-the command line as the README shows it (issue 15, section 2; ADR-0071).
+the command line as ``docs/formulas.md`` ("Prices", once the README's) shows it, its
+output as printed there (issue 15, section 2; ADR-0071).
 
 The expected figures are recomputed here by hand from the contract's example and the list
 prices, not read from the code under test.
@@ -16,6 +17,19 @@ from typing import Any
 from tests.conftest import EXAMPLES
 
 SCRIPT = Path(sys.executable).with_name("miam-economies")
+PAGE = Path(__file__).parents[2] / "docs" / "formulas.md"
+
+
+def _shown(command: str) -> list[str]:
+    """The lines the page shows after ``$ <command>``, up to the next prompt or fence, the
+    blank lines at their end left out."""
+    lines = PAGE.read_text(encoding="utf-8").splitlines()
+    out = []
+    for line in lines[lines.index(f"$ {command}") + 1:]:
+        if line.startswith(("$ ", "```")):
+            break
+        out.append(line.rstrip())
+    return "\n".join(out).rstrip("\n").splitlines()
 
 
 def _run(data: Path, *args: str) -> str:
@@ -62,6 +76,15 @@ def test_compare_pondere_v1_and_v2_on_the_contracts_example(tmp_path: Path) -> N
 
     table = _run(data, "compare", "--formules", "pondere-v1,pondere-v2")
     assert "5,700" in table and "8,407" in table
+    for par in ([], ["--par", "modele"]):  # the page's two tables, as printed
+        printed = subprocess.run(
+            [str(SCRIPT), "compare", "--formules", "pondere-v1,pondere-v2", *par, "--data",
+             str(data)], capture_output=True, text=True, timeout=120, check=True,
+            env={"COLUMNS": "120", "PATH": ""}).stdout
+        command = " ".join([".venv/bin/miam-economies compare --formules pondere-v1,pondere-v2",
+                            *par])
+        assert "\n".join(line.rstrip() for line in printed.splitlines()).rstrip(
+            "\n").splitlines() == _shown(command)
 
 
 def test_a_model_no_table_lists_weighs_as_the_reference_and_has_no_usd(

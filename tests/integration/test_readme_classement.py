@@ -1,6 +1,7 @@
-"""The README's classement example holds (issue 19; ADR-0081): ``examples/classement/`` is
-what ``scripts/classement_demo.py`` writes, and the commands the README shows print, on a
-fresh data directory, exactly what the README says, each verdict kind included."""
+"""The classement example of ``docs/formulas.md`` (once the README's) holds (issue 19;
+ADR-0081): ``examples/classement/`` is what ``scripts/classement_demo.py`` writes, and the
+commands the page shows print, on a fresh data directory, exactly what the page says, each
+verdict kind included."""
 
 from __future__ import annotations
 
@@ -14,12 +15,13 @@ from typing import Any
 from scripts.classement_demo import OUT, build
 
 ROOT = Path(__file__).parents[2]
+PAGE = ROOT / "docs" / "formulas.md"
 SCRIPT = Path(sys.executable).with_name("miam-economies")
 
 
 def readme_output(command: str) -> list[str]:
-    """The lines the README shows after ``$ <command>``, up to the next prompt or fence."""
-    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    """The lines the page shows after ``$ <command>``, up to the next prompt or fence."""
+    lines = PAGE.read_text(encoding="utf-8").splitlines()
     start = lines.index(f"$ {command}") + 1
     out = []
     for line in lines[start:]:
@@ -52,12 +54,12 @@ def test_the_readme_shows_what_the_commands_print(tmp_path: Path) -> None:
                               f"--par preset{extra}")
         printed = run("classement", "--data", str(data), "--par", "preset", *extra.split())
         assert printed == shown
-    # Each verdict the README quotes, as the JSON document has it (rounded as quoted).
+    # Each verdict the page quotes, as the JSON document has it (rounded as quoted).
     document = json.loads("\n".join(run("classement", "--data", str(data), "--par",
                                         "preset", "--json")))
     paired = json.loads("\n".join(run("classement", "--data", str(data), "--par", "preset",
                                       "--apparier", "test_id", "--json")))
-    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    text = " ".join(PAGE.read_text(encoding="utf-8").split())
 
     def pair(doc: dict[str, Any], a: str, b: str) -> dict[str, Any]:
         (found,) = [c for c in doc["comparaisons"] if (c["a"], c["b"]) == (a, b)]

@@ -1,32 +1,38 @@
-"""The README's two MCP host shapes ("Using it from MIAM") are code that runs as printed
-(issue 20: "the embedding section alone is enough to build both shapes"): each block,
-shape 2 completed with shape 1's code up to the ``bilan`` tool as the README says, is
-loaded as a module, served by a real uvicorn, refuses a request without MIAM's token,
-takes the contract's example and shows net 2900; and MIAM's ``mypy --strict`` finds
-nothing to say of either."""
+"""The two MCP host shapes of ``docs/embedding.md`` ("Using it from MIAM", once the
+README's) are code that runs as printed (issue 20: "the embedding section alone is enough
+to build both shapes"): each block, shape 2 completed with shape 1's code up to the
+``bilan`` tool as the page says, is loaded as a module, served by a real uvicorn, refuses
+a request without MIAM's token, takes the contract's example and shows net 2900; and
+MIAM's ``mypy --strict`` finds nothing to say of either. The page's read functions run as
+printed too, over the data directory the host wrote."""
 
 from __future__ import annotations
 
 import copy
 import importlib.util
+import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import httpx
 import pytest
 from mypy import api as mypy_api
 
-from tests.conftest import EXAMPLE_BATCH
+from tests.conftest import EXAMPLE_BATCH, EXAMPLES
 from tests.integration.uvicorn_thread import serving
 
 ROOT = Path(__file__).parents[2]
+PAGE = ROOT / "docs" / "embedding.md"
 TOKEN = "miam-token-of-the-readme"
 
 
 def snippets() -> dict[str, str]:
-    """``{"shape1": code, "shape2": code}`` as the README prints them."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    """``{"shape1": code, "shape2": code}`` as the page prints them."""
+    text = PAGE.read_text(encoding="utf-8")
     section = text[text.index("*Shape 1: our routes"):text.index("To guard them with")]
     first, second = re.findall(r"```python\n(.*?)```", section, re.S)
     head = first[:first.index("app = server.streamable_http_app()")]
@@ -70,3 +76,27 @@ def test_the_readmes_hosts_pass_mypy_strict(tmp_path: Path) -> None:
     out, err, status = mypy_api.run(["--strict", "--no-incremental", "--cache-dir",
                                      str(tmp_path / "cache"), *files])
     assert status == 0, out + err
+
+
+def test_the_read_functions_run_as_printed(tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    # The example stored in logs/mcp (as MIAM's data directory is), and a journal line
+    # giving its demande a preset and a test: then the page's block, MIAM's tool answer
+    # being a dict.
+    monkeypatch.chdir(tmp_path)
+    data = tmp_path / "logs" / "mcp"
+    subprocess.run([str(Path(sys.executable).with_name("miam-economies")), "import",
+                    "--data", str(data), str(EXAMPLES / "contract-batch.json")],
+                   check=True, capture_output=True)
+    (data / "delegations.jsonl").write_text(json.dumps(
+        {"demande_id": "dem-9c8a4d0189", "preset": "rapide", "test_id": "t01"}) + "\n")
+    (block,) = [code for code in re.findall(r"```python\n(.*?)```",
+                                            PAGE.read_text(encoding="utf-8"), re.S)
+                if "read_classement" in code]
+    names: dict[str, Any] = {"answer": {}}
+    exec(compile(block, str(PAGE), "exec"), names)  # the page's own code, as printed
+    assert names["answer"]["economies"]["claude-code"]["net"] == 2900
+    assert names["bilan"]["economies"] == names["answer"]["economies"]
+    assert names["card"] == 0  # dated 2026-10-30: "today" is today, as the page says
+    for ranked in (names["ranked"], names["paired"]):
+        assert ranked["par"] == "preset"
