@@ -24,8 +24,6 @@ class Pacing(Protocol):
         idle; None when no other process appends for this runner."""
     def report(self, failing: bool) -> None:
         """Whether the runner's last page failed (for other processes to see)."""
-    def failing(self) -> bool:
-        """Whether the process that folds said its last page failed."""
 
 
 class Unpaced:
@@ -48,7 +46,3 @@ class Unpaced:
 
     def report(self, failing: bool) -> None:
         """Nobody to tell: ``CatchUpRunner.last_error`` says it."""
-
-    def failing(self) -> bool:
-        """False: this process's runner keeps its own ``last_error``."""
-        return False

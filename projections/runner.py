@@ -90,7 +90,7 @@ class CatchUpRunner:
         """Fold the next page of events, if any; return how many were folded.
 
         Raises the view's or the source's ``PersistenceError`` (an ``IntegrityError`` when
-        another runner folded the page first).
+        another runner folded the page first), and what ``projection`` raises.
         """
         projection = self._projection_now()  # one per page, even across a switch
         self._folding = projection.tracking_name
@@ -127,7 +127,10 @@ class CatchUpRunner:
 
     def catch_up(self) -> int:
         """Fold pages and journal lines until both are exhausted (inline use, e.g. the
-        ``bilan`` command); return the events this call folded."""
+        ``bilan`` command); return the events this call folded. Each page folds the
+        projection ``projection`` gives then (a replay's switch is followed). Raises as
+        ``fold_page`` does, but for ``IntegrityError`` (another runner folded the page:
+        the position is read again)."""
         folded = 0
         while True:
             try:
@@ -145,7 +148,8 @@ class CatchUpRunner:
         then stop there and return False, so that a reader shows the snapshot as it
         stands, marked as not caught up, rather than fail (issue 21.3; ADR-0104); the
         reader says so. Returns True once caught up. Raises any other
-        ``PersistenceError``."""
+        ``PersistenceError``, and what ``projection`` raises (``KeyError`` for a formula
+        this release does not know: ``api.service.switching``)."""
         try:
             self.catch_up()
         except OperationalError:
@@ -171,18 +175,13 @@ class CatchUpRunner:
         self._wakeup.set()
         self.pacing.appended()
 
-    @property
-    def failing(self) -> bool:
-        """Whether the last page failed, here or in the process that folds (ADR-0115)."""
-        return self.last_error is not None or self.pacing.failing()
-
     def _run(self) -> None:
         delay = self.retry_delay
         while not self._stopping.is_set():
-            if not self.pacing.may_fold():
-                self._stopping.wait(0.01)
-                continue
             try:
+                if not self.pacing.may_fold():
+                    self._stopping.wait(0.01)
+                    continue
                 self._wakeup.clear()
                 n = self.step()
                 if n == 0:
@@ -199,12 +198,16 @@ class CatchUpRunner:
                 self.pacing.report(True)
                 self._said_failing = True
                 log.exception("projection %s: page failed; retrying in %.1f s",
-                              self._folding, delay)
+                              self._folding or "(the serving one)", delay)
                 self._stopping.wait(delay)
                 delay = min(delay * 2, 30.0)
                 continue
             if n == 0:
-                self._idle()
+                try:
+                    self._idle()
+                except Exception:  # a pacing that cannot be read: poll as a lone process
+                    log.exception("projection runner: the pacing could not be read")
+                    self._wakeup.wait(self.poll_interval)
 
     def _idle(self) -> None:
         # Until woken, or poll_interval passes. An append of another process says so

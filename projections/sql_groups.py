@@ -1,6 +1,5 @@
 """The journal-field groups of the bilan view in SQL (``bilan_groupes``), shared by both
-backends: how token sums are added in an upsert, and the three ways a group's figures
-change (ADR-0006, ADR-0051, ADR-0062).
+backends: the three ways a group's figures change (ADR-0006, ADR-0051, ADR-0062).
 
 A group ``(champ, valeur, client)`` of a projection holds the summed figures
 (delegations, evites, pilotage, corrections) of the client's demandes whose journal line
@@ -61,7 +60,7 @@ sample's eight sums in ``SAMPLE_SUMS`` order (``demandes`` 0: no sample row)."""
 
 
 class GroupsWriter:
-    """Keeps ``bilan_groupes`` and, beside it, the classement's samples (``samples``) the
+    """Keeps ``bilan_groupes``, and beside it the classement's samples (``samples``), the
     aggregation of the demandes joined with the journal (see the module), token sums
     exact by ``dialect``'s rule (ADR-0051)."""
 
@@ -120,7 +119,7 @@ class GroupsWriter:
                         groups: bool) -> None:
         """Insert ``rebuilt`` groups (``Rebuilt``) into projection ``name``'s samples (those
         with ``demandes``), and with ``groups`` into its groups too, ``REBUILD_ROWS`` at a
-        time, token sums by ``tokens``' rule (ADR-0051). The rows were deleted first:
+        time, token sums by ``dialect.tokens``' rule (ADR-0051). The rows were deleted first:
         plain inserts."""
         tk = self.dialect.tokens
         groupes: list[Rebuilt] = []

@@ -45,21 +45,21 @@ class SqlBilanView(BilanView):
     gives ``_write`` and ``_read``."""
 
     dialect: SqlDialect
-    figures: FiguresWriter
-    demandes: DemandesWriter
+    figures_writer: FiguresWriter
+    demandes_writer: DemandesWriter
     samples_writer: SamplesWriter
-    groups: GroupsWriter
+    groups_writer: GroupsWriter
     journal_writer: JournalWriter
     reader: SqlReader
 
     def compose(self, dialect: SqlDialect) -> None:
         """Build the view's parts on ``dialect`` (the backend's constructor calls it)."""
         self.dialect = dialect
-        self.figures = FiguresWriter(dialect)
-        self.demandes = DemandesWriter(dialect)
+        self.figures_writer = FiguresWriter(dialect)
+        self.demandes_writer = DemandesWriter(dialect)
         self.samples_writer = SamplesWriter(dialect)
-        self.groups = GroupsWriter(dialect, self.samples_writer)
-        self.journal_writer = JournalWriter(self.groups)
+        self.groups_writer = GroupsWriter(dialect, self.samples_writer)
+        self.journal_writer = JournalWriter(self.groups_writer)
         self.reader = SqlReader(dialect)
 
     @abstractmethod
@@ -92,14 +92,14 @@ class SqlBilanView(BilanView):
                 raise ProjectionMismatch(
                     f"{name}: this runner cuts days in {delta.zone}, the projection's "
                     f"settings are {tuple(recorded) if recorded else 'gone'}: restart it")
-            self.figures.fold(c, name, delta)
+            self.figures_writer.fold(c, name, delta)
             if groupes or self._serves(c, name):
                 # The classement's samples need the page's demandes as they were.
-                before = self.demandes.before(c, name, delta)
-                self.demandes.fold(c, name, delta)
-                self.groups.fold(c, name, recorded[1], delta, before)
+                before = self.demandes_writer.before(c, name, delta)
+                self.demandes_writer.fold(c, name, delta)
+                self.groups_writer.fold(c, name, recorded[1], delta, before)
             else:
-                self.demandes.fold(c, name, delta)
+                self.demandes_writer.fold(c, name, delta)
 
     @staticmethod
     def _serves(c: Cursor, name: str) -> bool:
@@ -179,14 +179,14 @@ class SqlBilanView(BilanView):
     def rebuild_groups(self, name: str) -> None:
         """See ``BilanView.rebuild_groups`` (``GroupsWriter.rebuild``)."""
         with self._write() as c:
-            self.groups.rebuild(c, name)
+            self.groups_writer.rebuild(c, name)
 
     def fold_journal(self, chemin: str, previous: int, offset: int, fichier: str,
                      empreinte: str, lines: Sequence[JournalLine], malformees: int) -> None:
         """See ``BilanView.fold_journal`` (``JournalWriter.fold``)."""
         with self._write() as c:
-            self.journal_writer.fold(c, chemin, previous, offset, fichier, empreinte, lines,
-                              malformees)
+            self.journal_writer.fold(c, chemin, previous, offset, fichier, empreinte,
+                                     lines, malformees)
 
     def adopt_data_journal(self, old: str) -> None:
         """See ``BilanView.adopt_data_journal`` (``JournalWriter.adopt``)."""

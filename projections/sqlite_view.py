@@ -54,7 +54,7 @@ def _tokens_param(value: int) -> int | str:
 
 def _big_add(stored: int | str, added: int | str) -> int | str:
     """The exact sum of two token sums, each an int or decimal text: an int below
-    ``TOKEN_LIMIT`` in magnitude, decimal text from there (``ADD_TOKENS``' slow path)."""
+    ``TOKEN_LIMIT`` in magnitude, decimal text from there (``SQLITE.add_tokens``' slow path)."""
     return _tokens_param(int(stored) + int(added))
 
 

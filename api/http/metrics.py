@@ -40,7 +40,7 @@ class _ProjectionCollector(Collector):
              "Events stored but not yet folded into the projection.", max(0, head - position)),
             ("miam_economies_projection_failing",
              "1 while the projection runner's last page failed.",
-             int(self.services.runner.failing)),
+             int(self.services.folding_failed)),
         ):
             yield GaugeMetricFamily(name, doc, value=value)
 

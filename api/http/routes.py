@@ -170,7 +170,7 @@ async def healthz(request: Request) -> JSONResponse:
     ``erreur`` while the projection runner's last page failed (details in the server's
     log only) or the store cannot be read."""
     services = _services(request)
-    if services.runner.failing:
+    if services.folding_failed:
         return error_response(503, "the projection runner is failing; see the server log")
 
     def read() -> tuple[int, int]:  # two SQLite reads: off the event loop

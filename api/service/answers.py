@@ -28,7 +28,8 @@ def groupes_answer(groupes: Groupes) -> dict[str, dict[str, dict[str, Any]]]:
 
 
 def bilan_answer(snapshot: BilanSnapshot, tete: int, stockes: int, genere_le: str,
-                 meme_source: bool | None = True) -> dict[str, Any]:
+                 meme_source: bool | None = True,
+                 journal: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The bilan's wire shape (SPEC, "Interfaces"): ``economies`` (clients sorted by
     name), ``total``, ``formule``, ``position``, ``provenance``, ``conservation``, and
     ``par``/``groupes`` for a breakdown.
@@ -38,7 +39,9 @@ def bilan_answer(snapshot: BilanSnapshot, tete: int, stockes: int, genere_le: st
     shows as ``comptes`` > ``stockes``); ``genere_le``: when, ISO 8601; ``meme_source``:
     whether the store's event at the position is the one the projection folded there
     (None when not known), so that a store replaced by another of the same length shows
-    (ADR-0105). No events gives an empty ``economies`` and zero totals.
+    (ADR-0105); ``journal``: the journal's state as joined (``provenance.journal``,
+    ``BilanView.journal_state``), when there is one. No events gives an empty
+    ``economies`` and zero totals.
     """
     anomalies = snapshot.anomalies or {}
     conflits = snapshot.conflits or {}
@@ -61,6 +64,7 @@ def bilan_answer(snapshot: BilanSnapshot, tete: int, stockes: int, genere_le: st
             "evenements": snapshot.evenements,
             "fuseau": snapshot.fuseau,
             "genere_le": genere_le,
+            **({} if journal is None else {"journal": dict(journal)}),
         },
         "conservation": {
             "stockes": stockes,
@@ -76,10 +80,15 @@ def bilan_answer(snapshot: BilanSnapshot, tete: int, stockes: int, genere_le: st
     return bilan
 
 
-def demande_answer(entry: DemandeLue) -> dict[str, Any]:
-    """One client's entry of ``GET /economies/demandes/{id}`` (SPEC): the demande's
-    ``delegation`` (None before it arrives) with its ``estimation``, ``pilotage``,
-    ``corrections`` by tool, ``evites``, ``net`` and ``taux_reprise`` (tokens)."""
+def demande_answer(entries: Sequence[DemandeLue]) -> dict[str, Any] | None:
+    """``GET /economies/demandes/{id}`` (SPEC) from the demande's ``entries``, one per
+    client by name: the first client's ``delegation`` (None before it arrives) with its
+    ``estimation``, ``pilotage``, ``corrections`` by tool, ``evites`` and ``net`` (tokens)
+    and ``taux_reprise`` (a ratio); should other clients share the id,
+    ``autres_clients`` names them. None for no entry (an id never seen)."""
+    if not entries:
+        return None
+    entry = entries[0]
     f, v = entry.figures, entry.delegation
     delegation = None if v is None else {
         "id": v.id, "agent_id": v.agent_id, "par_subagent": v.par_subagent,
@@ -88,7 +97,7 @@ def demande_answer(entry: DemandeLue) -> dict[str, Any]:
         "estimation": {"lus": v.lus, "ecrits": v.ecrits, "consigne": v.consigne,
                        "rendus": v.rendus, "evites": f.evites, "methode": v.methode},
     }
-    return {
+    answer: dict[str, Any] = {
         "demande_id": entry.demande_id,
         "client": entry.client,
         "delegation": delegation,
@@ -100,6 +109,9 @@ def demande_answer(entry: DemandeLue) -> dict[str, Any]:
         "net": f.net,
         "taux_reprise": f.taux_reprise,
     }
+    if len(entries) > 1:
+        answer["autres_clients"] = [e.client for e in entries[1:]]
+    return answer
 
 
 def classement_answer(par: str, formule: str, position: int, minimum: int, selon: str,
@@ -107,8 +119,9 @@ def classement_answer(par: str, formule: str, position: int, minimum: int, selon
                       ranked: int, apparier: str | None) -> dict[str, Any]:
     """The classement's wire shape (SPEC, "Ranking presets: the classement"): ``{"par",
     "formule", "position", "min", "critere", "groupes", "comparaisons"}``, with
-    ``"comparaisons_limite"`` when more than ``MAX_COMPARED`` of the ``ranked`` groups
-    could not all be compared, and ``"apparier"`` when asked."""
+    ``"comparaisons_limite": MAX_COMPARED`` when more groups are ranked (``ranked``: how
+    many; only the first ``MAX_COMPARED`` are compared), and ``"apparier"`` when
+    asked."""
     answer: dict[str, Any] = {
         "par": par, "formule": formule, "position": position, "min": minimum,
         "critere": CRITERES[selon],

@@ -52,7 +52,8 @@ def _create_private(path: Path) -> None:
 
 MAX_DEFER = 1.0
 """Seconds the live runner may put off its next page while batches are being ingested
-(``CatchUpRunner``; ADR-0011): the bilan lags a burst of POSTs by about this much."""
+(``IngestFirst.max_defer``; ADR-0011): the bilan lags a burst of POSTs by about this
+much."""
 
 OPEN_ATTEMPTS = 5
 """Times the store or the view is opened again when creating its tables failed: on

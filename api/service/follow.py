@@ -29,7 +29,7 @@ def follow(services: Services, stop: threading.Event) -> None:
     """
     services.runner.page_size = FOLLOW_PAGE  # still read 500 at a time (read_size)
     if isinstance(services.pacing.signal, SharedPacing):
-        services.pacing.signal.cross_process = True  # appends come from other processes
+        services.pacing.fold_for_other_processes()
     listener = threading.Thread(
         target=services.store.economies_recorder.listen, name="projection-listener",
         args=(services.runner.wake, stop), daemon=True)

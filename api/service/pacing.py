@@ -135,6 +135,15 @@ class IngestFirst:
         """An append stored events: counted, for a folding process elsewhere."""
         self.signal.appended()
 
+    def fold_for_other_processes(self) -> None:
+        """This process folds what others append (``miam-economies project``,
+        ``api.service.follow``): its runner then looks at the shared appends' count while
+        idle, since no append of its own wakes it. Meaningful on ``SharedPacing`` only;
+        raises ``TypeError`` on a signal of one process."""
+        if not isinstance(self.signal, SharedPacing):
+            raise TypeError("only a shared pacing signal reaches other processes")
+        self.signal.cross_process = True
+
     def appends_elsewhere(self) -> int | None:
         """The appends' count when other processes append for this runner
         (``signal.cross_process``), else None."""

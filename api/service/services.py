@@ -44,6 +44,12 @@ class Services:
     pacing: IngestFirst
 
     @property
+    def folding_failed(self) -> bool:
+        """Whether the last page failed, in this process's runner or in the process that
+        folds for it (``serve``'s projector, ``miam-economies project``: ADR-0115)."""
+        return self.runner.last_error is not None or self.pacing.failing()
+
+    @property
     def projection(self) -> BilanProjection:
         """The projection that serves now: a replay's switch, made by another process, is
         taken at the next read (ADR-0009)."""
@@ -70,11 +76,9 @@ class Services:
         position, identite = snapshot.position, snapshot.identite
         meme_source = (True if position == 0 else None if identite is None
                        else self.store.identity(position) == identite)
-        bilan = bilan_answer(snapshot, head, self.store.count_up_to(position, head),
-                             iso_utc(datetime.now(UTC)), meme_source)
-        if self.journal is not None:
-            bilan["provenance"]["journal"] = self.journal.state()
-        return bilan
+        return bilan_answer(snapshot, head, self.store.count_up_to(position, head),
+                            iso_utc(datetime.now(UTC)), meme_source,
+                            None if self.journal is None else self.journal.state())
 
     def classement(self, par: str, minimum: int = DEFAULT_MIN, selon: str = SELON,
                    apparier: str | None = None) -> dict[str, Any]:
@@ -115,12 +119,6 @@ class Services:
         id never seen. Should two clients share the id, the first by name is given and
         ``autres_clients`` lists the others."""
         projection = self.projection
-        entries = projection.view.demande(projection.tracking_name, demande_id)
-        if not entries:
-            return None
-        first = demande_answer(entries[0])
-        if len(entries) > 1:
-            first["autres_clients"] = [e.client for e in entries[1:]]
-        return first
+        return demande_answer(projection.view.demande(projection.tracking_name, demande_id))
 
 

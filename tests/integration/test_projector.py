@@ -115,7 +115,7 @@ def test_a_runner_defers_to_another_processs_ingestion_through_the_pacing_file(
     with open_services(settings, run_projections=False) as services:
         server_side = SharedPacing(settings.data / PACING_FILE)
         runner = services.runner
-        services.pacing.signal.cross_process = True
+        services.pacing.fold_for_other_processes()
         runner.start()
         try:
             server_side.begin_ingest()
