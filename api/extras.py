@@ -12,6 +12,8 @@ from __future__ import annotations
 from importlib import import_module
 from types import ModuleType
 
+from miam_economies.domain.errors import MiamEconomiesError
+
 EXTRAS: dict[str, tuple[str, ...]] = {
     "postgres": ("psycopg", "psycopg_pool"),
     "report": ("pygal", "jinja2", "markupsafe"),
@@ -20,7 +22,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
 """Extra name -> the top-level modules of its direct requirements (``pyproject.toml``)."""
 
 
-class MissingExtra(Exception):
+class MissingExtra(MiamEconomiesError):
     """``what`` needs the extra ``extra``, and its module ``module`` is not installed.
 
     The message is one line ending with the command that fixes it, e.g. ``the report

@@ -4,8 +4,9 @@ What the plugin's contract describes (``000_*.txt``, "Stockage"): append every n
 plus its ``recu_le``, to ``economies.jsonl``; keep the ids seen in an in-memory set, reloaded
 from the file at start; compute the bilan by scanning the file. Served by the same
 Starlette/uvicorn, with the same validation (``domain.validation``), the same formula
-(``v1``) and the same durability (one fsync per batch), so the benchmark compares designs,
-not shortcuts. Never used by the service.
+(``v1``: the plugin's figures as sent, summed by ``contribution`` below) and the same
+durability (one fsync per batch), so the benchmark compares designs, not shortcuts. Never
+used by the service.
 
 Run: ``python -m bench.naive --data DIR --port N`` (token from ``MIAM_ECONOMIES_TOKEN``).
 """
@@ -30,12 +31,21 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from miam_economies.api.store.mapper import payload_text
-from miam_economies.domain.bilan import Figures, contribution, jour
-from miam_economies.domain.events import from_payload
-from miam_economies.domain.formulas import V1
+from miam_economies.domain.bilan import Figures, jour
+from miam_economies.domain.events import Delegation, Pilotage, Received, from_payload
 from miam_economies.domain.instants import iso_utc
 from miam_economies.domain.strict_json import NotStrictJson, loads_strict
 from miam_economies.domain.validation import SchemaError, validate_batch
+
+
+def contribution(event: Received) -> Figures:
+    """What one event adds to its client's figures under ``v1``, written here as the
+    contract says it (the service folds it its own way: ``projections.delta``)."""
+    if isinstance(event, Delegation):
+        return Figures(delegations=1, evites=event.estimation.evites, evenements=1)
+    if isinstance(event, Pilotage):
+        return Figures(pilotage=event.cout, evenements=1)
+    return Figures(corrections=event.cout, evenements=1)
 
 
 class NaiveStore:
@@ -78,7 +88,7 @@ class NaiveStore:
                 event = from_payload(json.loads(line))
                 if jour_voulu is not None and jour(event.date, utc) != jour_voulu:
                     continue
-                clients[event.client] += contribution(event, V1)
+                clients[event.client] += contribution(event)
         return {"economies": {c: f.as_dict() for c, f in sorted(clients.items())}}
 
     def demande(self, demande_id: str) -> dict[str, Any]:
@@ -90,7 +100,7 @@ class NaiveStore:
                 if demande_id.encode() not in line:
                     continue
                 event = from_payload(json.loads(line))
-                figures += contribution(event, V1)
+                figures += contribution(event)
         return figures.as_dict()
 
 

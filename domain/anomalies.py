@@ -25,9 +25,6 @@ from miam_economies.domain.formulas import (
     evites_of_counts,
 )
 
-KINDS = ("evites", "estimation", "par_subagent", "cout", "id")
-"""Every anomaly kind, in the order they are reported."""
-
 
 @singledispatch
 def anomalies(evenement: Received) -> tuple[str, ...]:

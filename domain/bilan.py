@@ -1,9 +1,11 @@
-"""The bilan's figures and how one event contributes to them (pure).
+"""The bilan's figures, the days they are cut in and the bounds a read gives them (pure).
 
 Source: contract ``000_*.txt``, "À implémenter dans MIAM", point 4; SPEC.md, "The bilan".
 Every figure is a sum over events, so folding is commutative and associative: any arrival
 order gives the same figures, provided each stored event is folded exactly once (the
 store's uniqueness and the projection's tracking position see to that; ADR-0002, ADR-0004).
+What one event adds is folded by ``projections.delta.PageDelta``, per event type and by
+hand for speed (ADR-0062); ``tests/corpus.py`` and ``bench/naive.py`` state it apart.
 """
 
 from __future__ import annotations
@@ -12,12 +14,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import astuple, dataclass
 from datetime import date, timedelta, tzinfo
 from fractions import Fraction
-from functools import singledispatch
 from math import floor
 from typing import Any
 
-from miam_economies.domain.events import Correction, Delegation, Pilotage, Received
-from miam_economies.domain.formulas import Formule
+from miam_economies.domain.errors import MiamEconomiesError
+from miam_economies.domain.events import Pilotage
 from miam_economies.domain.instants import parse_instant
 from miam_economies.domain.tarifs_v2 import CATALOGUE as TARIFS_USD
 
@@ -85,30 +86,6 @@ class Figures:
             "net": self.net,
             "taux_reprise": self.taux_reprise,
         }
-
-
-@singledispatch
-def contribution(evenement: Received, formule: Formule) -> Figures:
-    """What one event adds to its client's (and its day's) figures under ``formule``.
-
-    Raises ``TypeError`` for anything but a ``Delegation``, ``Pilotage`` or ``Correction``.
-    """
-    raise TypeError(f"not a received event: {evenement!r}")
-
-
-@contribution.register
-def _(evenement: Delegation, formule: Formule) -> Figures:
-    return Figures(delegations=1, evites=formule.evites(evenement), evenements=1)
-
-
-@contribution.register
-def _(evenement: Pilotage, formule: Formule) -> Figures:
-    return Figures(pilotage=formule.cout_pilotage(evenement), evenements=1)
-
-
-@contribution.register
-def _(evenement: Correction, formule: Formule) -> Figures:
-    return Figures(corrections=formule.cout_correction(evenement), evenements=1)
 
 
 def parts_pilotage(cout: int, demande_ids: Sequence[str]) -> list[tuple[str, int]]:
@@ -209,19 +186,40 @@ def check_day(text: str) -> str:
     return text
 
 
-def check_bounds(par: str | None, depuis: str | None, jusqu_au: str | None) -> None:
-    """Raise ``ValueError`` unless the day bounds of a breakdown are sound: each a
-    ``YYYY-MM-DD`` day, only with ``par="jour"``, ``depuis`` not after ``jusqu_au``."""
-    for name, bound in (("depuis", depuis), ("jusqu_au", jusqu_au)):
+class BoundsError(MiamEconomiesError, ValueError):
+    """Day bounds a breakdown refuses (``check_bounds``); the message names the bound."""
+
+
+@dataclass(frozen=True, slots=True)
+class BoundNames:
+    """How an edge spells the parameters ``check_bounds`` names in its messages: the
+    query string's by default; the command line passes its flags."""
+
+    depuis: str = "depuis"
+    jusqu_au: str = "jusqu_au"
+    par_jour: str = "par=jour"
+
+
+WIRE_NAMES = BoundNames()
+"""The query string's names: ``GET /economies/bilan``'s and the Python reads'."""
+
+
+def check_bounds(par: str | None, depuis: str | None, jusqu_au: str | None,
+                 names: BoundNames = WIRE_NAMES) -> None:
+    """Raise ``BoundsError`` (a ``ValueError``) unless the day bounds of a breakdown are
+    sound: each a ``YYYY-MM-DD`` day, only with ``par="jour"``, ``depuis`` not after
+    ``jusqu_au``. The message names the parameters as ``names`` spells them."""
+    for name, bound in ((names.depuis, depuis), (names.jusqu_au, jusqu_au)):
         if bound is not None:
             try:
                 check_day(bound)
             except ValueError as exc:
-                raise ValueError(f"{name}: {exc}") from None
+                raise BoundsError(f"{name}: {exc}") from None
     if (depuis or jusqu_au) and par != "jour":
-        raise ValueError("depuis and jusqu_au bound days: use them with par=jour")
+        raise BoundsError(f"{names.depuis} and {names.jusqu_au} bound days: use them with "
+                          f"{names.par_jour}")
     if depuis and jusqu_au and depuis > jusqu_au:
-        raise ValueError("depuis is after jusqu_au")
+        raise BoundsError(f"{names.depuis} is after {names.jusqu_au}")
 
 
 @dataclass(slots=True)
@@ -251,13 +249,6 @@ class FiguresModele:
         self.cache_read_input_tokens += u.cache_read_input_tokens
         self.cache_creation_input_tokens += u.cache_creation_input_tokens
         self.cout += cout
-
-    @staticmethod
-    def of(pilotage: Pilotage, formule: Formule) -> FiguresModele:
-        """One turn's contribution under ``formule``."""
-        figures = FiguresModele()
-        figures.add_turn(pilotage, formule.cout_pilotage(pilotage))
-        return figures
 
     def usd(self, modele: str) -> float | None:
         """What these turns cost at ``modele``'s API base prices, USD, to the micro-dollar;

@@ -16,6 +16,7 @@ from fractions import Fraction
 from typing import Any
 
 from miam_economies.domain.echantillon import Echantillon
+from miam_economies.domain.errors import MiamEconomiesError
 from miam_economies.domain.intervalles import (
     Intervalle,
     intervalle_net_par_demande,
@@ -48,8 +49,22 @@ NOT_TASKS = ("client", "jour", "modele", "demande")
 """What ``apparier`` may not name: a task is a journal field (SPEC)."""
 
 
-class ClassementError(ValueError):
-    """A classement parameter the SPEC refuses; the message names the parameter."""
+_MIN_RULE = "min must be an integer >= 1"
+
+
+class ClassementError(MiamEconomiesError, ValueError):
+    """A classement parameter the SPEC refuses: ``parametre`` names it as the wire does
+    (``par``, ``selon``, ``apparier`` or ``min``), the message says why and begins with
+    that name. An edge that spells the parameter otherwise (the command line's ``--par``)
+    points at it with ``parametre`` and keeps the message."""
+
+    def __init__(self, parametre: str, message: str):
+        super().__init__(parametre, message)
+        self.parametre = parametre
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
 
 
 def check_parametres(par: str, selon: str = SELON, apparier: str | None = None,
@@ -58,22 +73,35 @@ def check_parametres(par: str, selon: str = SELON, apparier: str | None = None,
     "Ranking presets: the classement"): ``par`` is ``client`` or a journal field (not
     ``jour``, ``modele``, ``demande``, nor empty; ``journal.`` prefix allowed); ``selon``
     is ``taux`` or ``net``; ``apparier``, when given, a journal field other than ``par``
-    (not ``client``, ``jour``, ``modele``, ``demande``); ``minimum`` at least 1."""
+    (not ``client``, ``jour``, ``modele``, ``demande``); ``minimum`` at least 1. The
+    rules' one statement: every edge (route, command, Python reads) calls it."""
     if not par.removeprefix("journal.") or par in NOT_GROUPS:
-        raise ClassementError(f"par must be client or a journal field (preset, format...), "
-                              f"not {par!r}: the classement ranks groups of demandes")
+        raise ClassementError("par", "par must be client or a journal field (preset, "
+                              f"format...), not {par!r}: the classement ranks groups of "
+                              "demandes")
     if selon not in CRITERES:
-        raise ClassementError(f"selon must be taux or net, not {selon!r}")
+        raise ClassementError("selon", f"selon must be {' or '.join(CRITERES)}, "
+                              f"not {selon!r}")
     if apparier is not None:
         field = apparier.removeprefix("journal.")
         if not field or apparier in NOT_TASKS:
-            raise ClassementError(f"apparier must be a journal field naming a task (test_id"
-                                  f"...), not {apparier!r}")
+            raise ClassementError("apparier", "apparier must be a journal field naming a "
+                                  f"task (test_id...), not {apparier!r}")
         if field == par.removeprefix("journal.") and par != "client":
-            raise ClassementError(f"apparier must differ from par ({par!r}): a group is "
-                                  "compared with another on the tasks both ran")
+            raise ClassementError("apparier", f"apparier must differ from par ({par!r}): "
+                                  "a group is compared with another on the tasks both ran")
     if minimum < 1:
-        raise ClassementError(f"min must be an integer >= 1, not {minimum}")
+        raise ClassementError("min", f"{_MIN_RULE}, not {minimum}")
+
+
+def parse_min(text: str) -> int:
+    """The ``min`` written in ``text`` (a query string's value): ASCII digits only, and at
+    most 18 of them so that ``int()`` stays cheap. Raises ``ClassementError``
+    (``parametre="min"``, ``check_parametres``'s words) otherwise; whether it is at least
+    1 is ``check_parametres``'s to say, after ``par``, ``selon`` and ``apparier``."""
+    if not text.isascii() or not text.isdigit() or len(text) > 18:
+        raise ClassementError("min", f"{_MIN_RULE}, not {text[:20]!r}")
+    return int(text)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,9 @@
 """The contract's formulas, and the named formulas the projections fold events with.
 
 All figures are Claude tokens (integers). Sources: contract ``000_*.txt``, "Calcul des
-estimations" (``estimer``), "Calcul du coût" (``cout_pilotage``), "Événement correction"
-(``cout_correction``). Rounding follows JavaScript's ``Math.round`` (ADR-0005).
+estimations" (``evites_serveur``), "Calcul du coût" (``cout_pilotage``), "Événement
+correction" (``cout_correction``). Rounding follows JavaScript's ``Math.round``
+(ADR-0005).
 """
 
 from __future__ import annotations
@@ -11,11 +12,10 @@ import functools
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from fractions import Fraction
 
 from miam_economies.domain import tarifs, tarifs_v2
 from miam_economies.domain.catalogue import Catalogue
-from miam_economies.domain.events import Correction, Delegation, Estimation, Pilotage, Usage
+from miam_economies.domain.events import Correction, Delegation, Pilotage, Usage
 
 
 def js_round_div(numerator: int, denominator: int) -> int:
@@ -26,30 +26,6 @@ def js_round_div(numerator: int, denominator: int) -> int:
     Raises ``ZeroDivisionError`` for a zero denominator.
     """
     return (2 * numerator + denominator) // (2 * denominator)
-
-
-def ceil_div(numerator: int, denominator: int) -> int:
-    """``Math.ceil(numerator / denominator)`` in exact integer arithmetic (denominator > 0)."""
-    return -(-numerator // denominator)
-
-
-def estimer(*, tokens_entree: int, tokens_sortie: int, longueur_consigne: int,
-            longueur_reponse: int, retour: str, par_subagent: bool,
-            methode: str = "caracteres/4") -> Estimation:
-    """The plugin's ``estimer``: what one delegation saves Claude, in tokens.
-
-    ``longueur_*`` are lengths in characters (4 characters a token). ``consigne`` =
-    ceil(len/4); ``lus`` = max(0, entree - consigne); ``ecrits`` = sortie; ``rendus`` =
-    ceil(len(reponse)/4) for ``"apercu"`` else ecrits; ``evites`` = lus + ecrits -
-    (consigne + rendus) for the main agent, lus + ecrits under a subagent (whose pilotage
-    already pays the consigne and the reading). Not bounded below.
-    """
-    consigne = ceil_div(longueur_consigne, 4)
-    lus = max(0, tokens_entree - consigne)
-    ecrits = tokens_sortie
-    rendus = ceil_div(longueur_reponse, 4) if retour == "apercu" else ecrits
-    evites = lus + ecrits if par_subagent else lus + ecrits - (consigne + rendus)
-    return Estimation(lus, ecrits, consigne, rendus, evites, methode)
 
 
 def cout_pilotage(usage: Usage) -> int:
@@ -82,11 +58,6 @@ class Formule:
     evites: Callable[[Delegation], int]
     cout_pilotage: Callable[[Pilotage], int]
     cout_correction: Callable[[Correction], int]
-
-
-def js_round(value: Fraction) -> int:
-    """``Math.round(value)`` for an exact fraction: halves toward +infinity (ADR-0005)."""
-    return math.floor(value + Fraction(1, 2))
 
 
 def counts_serveur(d: Delegation) -> tuple[int, int, int]:

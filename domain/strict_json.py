@@ -14,13 +14,15 @@ from typing import Any
 
 import orjson
 
+from miam_economies.domain.errors import MiamEconomiesError
+
 _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 _LONG_INTEGER = b"0" * 19
 """19 digits in a row (once every digit reads 0): possibly an integer past 64 bits, which
 orjson would turn into a float. A translate and a substring search: a regex costs 10x."""
 
 
-class NotStrictJson(ValueError):
+class NotStrictJson(MiamEconomiesError, ValueError):
     """The bytes are not strict JSON; the message says why, fit for a 400 body."""
 
 
@@ -97,11 +99,12 @@ def _refuse_lone_surrogates(document: Any) -> None:
                 raise NotStrictJson("a string holds a lone UTF-16 surrogate escape") from None
 
 
-def loads_strict(body: bytes) -> Any:
+def loads_strict(body: bytes, what: str = "text") -> Any:
     """Decode ``body`` as strict JSON: UTF-8 without BOM, no NaN/Infinity (nor a number
     that overflows to it), no repeated key, no lone surrogate escape (``\\ud800``).
 
-    Raises ``NotStrictJson`` saying why. Deep nesting and integer literals past Python's
+    Raises ``NotStrictJson`` saying why, calling ``body`` ``what`` ("the body is not
+    UTF-8", "the line is not JSON"...). Deep nesting and integer literals past Python's
     digit limit are refused too, never a crash. Most bodies take ``_loads_fast`` (orjson,
     about 2x faster); the others, and every refusal, go through the stdlib decoder, which
     gives the same document or says why not (ADR-0011).
@@ -112,7 +115,7 @@ def loads_strict(body: bytes) -> Any:
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise NotStrictJson(f"the text is not UTF-8: {exc.reason} at byte {exc.start}") from None
+        raise NotStrictJson(f"the {what} is not UTF-8: {exc.reason} at byte {exc.start}") from None
     try:
         document = json.loads(text, parse_constant=_refuse_constant,
                               parse_float=_refuse_non_finite,
@@ -120,11 +123,11 @@ def loads_strict(body: bytes) -> Any:
     except NotStrictJson:
         raise
     except json.JSONDecodeError as exc:
-        raise NotStrictJson(f"the text is not JSON: {exc}") from None
+        raise NotStrictJson(f"the {what} is not JSON: {exc}") from None
     except RecursionError:
-        raise NotStrictJson("the text is nested too deeply") from None
+        raise NotStrictJson(f"the {what} is nested too deeply") from None
     except ValueError as exc:  # e.g. an integer literal past sys.get_int_max_str_digits()
-        raise NotStrictJson(f"the text is not acceptable JSON: {exc}") from None
+        raise NotStrictJson(f"the {what} is not acceptable JSON: {exc}") from None
     if "\\u" in text:  # only escapes can produce a lone surrogate: skip the walk otherwise
         _refuse_lone_surrogates(document)
     return document

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
+from miam_economies.domain.errors import MiamEconomiesError
 from miam_economies.domain.events import Received, from_payload
 from miam_economies.domain.instants import parse_instant
 from miam_economies.domain.schema import (
@@ -66,7 +67,7 @@ class Fault:
         return {"index": self.index, "champ": self.champ, "message": self.message}
 
 
-class SchemaError(ValueError):
+class SchemaError(MiamEconomiesError, ValueError):
     """The batch breaks the schema; ``faults`` lists every fault found (up to MAX_FAULTS).
 
     ``omitted`` counts faults found beyond the cap. Mapped to 422 at the HTTP edge.
@@ -143,7 +144,10 @@ def _one_of(allowed: tuple[str, ...]) -> Check:
     return check
 
 
-def _instant(value: Any) -> str | None:
+def instant_fault(value: Any) -> str | None:
+    """Why ``value`` is not a date-time the schema accepts (the events' ``date`` rule:
+    ISO 8601 with date, time and offset, as ``toISOString()`` writes it), or None. An
+    import's ``recu_le`` follows it too."""
     if isinstance(value, str) and _INSTANT.fullmatch(value):
         return None  # the common case, in one match
     return _instant_fault(value)
@@ -217,7 +221,7 @@ def _step(field: Field, prefix: str) -> Step:
         case OneOf(values=values):
             return field.name, champ, _one_of(values), None
         case Instant():
-            return field.name, champ, _instant, None
+            return field.name, champ, instant_fault, None
         case TextList(item=item):
             return field.name, champ, _list(item), _items(champ, _string)
         case Record(fields=fields):

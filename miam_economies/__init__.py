@@ -14,7 +14,9 @@ The names a host app (MIAM) uses, importable from here (SPEC, "Installed as a li
   Python, without a server; ``read_bilan(data)`` for the whole snapshot;
 * ``read_classement(data, par="preset", selon=..., apparier=...)``: which preset is
   ahead, and how sure that is; it raises ``ClassementError`` (a ``ValueError``) for
-  parameters the SPEC refuses (a ``par`` or ``apparier`` a model chose, say).
+  parameters the SPEC refuses (a ``par`` or ``apparier`` a model chose, say);
+* ``MiamEconomiesError``: the root of every exception raised on purpose (a refusal, a
+  misconfiguration, an unavailable store: ADR-0123), to catch them all at once.
 
 Everything else lives in the three sub-packages, ``miam_economies.domain`` (pure),
 ``miam_economies.projections`` (read models) and ``miam_economies.api`` (the edges and the
@@ -42,15 +44,17 @@ if TYPE_CHECKING:
     )
     from miam_economies.api.service.settings import Settings
     from miam_economies.domain.classement import ClassementError
+    from miam_economies.domain.errors import MiamEconomiesError
 
-__all__ = ["BearerAuth", "ClassementError", "EmbeddingRefused", "Settings", "economies_routes",
-           "economies_section", "net_du_jour", "open_economies", "read_bilan",
-           "read_classement"]
+__all__ = ["BearerAuth", "ClassementError", "EmbeddingRefused", "MiamEconomiesError",
+           "Settings", "economies_routes", "economies_section", "net_du_jour",
+           "open_economies", "read_bilan", "read_classement"]
 
 _HOMES = {
     "BearerAuth": "miam_economies.api.http.auth",
     "ClassementError": "miam_economies.domain.classement",
     "EmbeddingRefused": "miam_economies.api.http.host_check",
+    "MiamEconomiesError": "miam_economies.domain.errors",
     "economies_routes": "miam_economies.api.http.app",
     "open_economies": "miam_economies.api.http.app",
     "economies_section": "miam_economies.api.service.reading",

@@ -16,13 +16,14 @@ from typing import Any
 from eventsourcing.persistence import Tracking, TrackingRecorder
 
 from miam_economies.domain.bilan import Figures, FiguresModele
+from miam_economies.domain.errors import MiamEconomiesError
 from miam_economies.projections.delta import DelegationVue, PageDelta
 
 INCONNU = "(inconnu)"
 """Group key of demandes without a value for the journal field asked (SPEC, "Breakdowns")."""
 
 
-class ProjectionMismatch(Exception):
+class ProjectionMismatch(MiamEconomiesError):
     """A projection was built with other settings (time zone, journal) than the ones asked.
 
     Changing them is a rebuild, never a silent re-bucketing (issue 3; ADR-0008).

@@ -1,6 +1,7 @@
 """The classement's comparisons recomputed from the demandes themselves, apart from
 ``domain/``: the rules of ADR-0081 written again with ``statistics`` on exact fractions and
-``scipy.stats`` (a test-only reference). Used by the unit and integration tests.
+``scipy.stats`` (a test-only reference), and what a demande adds to its group's sample
+(``sample_sums``, ADR-0073). Used by the unit, property and integration tests.
 
 ALPHA is ADR-0081's family-wise 1 %; a group at most half the other's size has its spread
 floored at the other's; a pair held back or without spread is judged last."""
@@ -17,6 +18,19 @@ from scipy import stats
 
 Rows = Sequence[tuple[int, int, int]]  # (evites, pilotage, corrections) per demande
 ALPHA = 0.01
+
+
+def sample_sums(delegations: int, evites: int, pilotage: int, corrections: int
+                ) -> tuple[int, ...]:
+    """What one demande with these figures (tokens) adds to its group's sample, in the
+    view's column order (``demandes``, the three figures, e², c², e·c, net²): nothing
+    before its delegation has arrived (SPEC: "the unit is a demande whose delegation has
+    arrived")."""
+    if delegations <= 0:
+        return (0,) * 8
+    net = evites - pilotage - corrections
+    return (1, evites, pilotage, corrections, evites ** 2, corrections ** 2,
+            evites * corrections, net ** 2)
 
 
 def unit(rows: Rows, selon: str) -> tuple[float, float]:

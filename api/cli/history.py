@@ -7,7 +7,6 @@ import json
 import sys
 import time
 from pathlib import Path
-from zoneinfo import ZoneInfoNotFoundError
 
 import click
 from rich import box
@@ -22,21 +21,20 @@ from rich.table import Table
 from miam_economies.api.cli.main import (
     _check_zone,
     _console,
+    _print_json,
     _progress,
     _store_settings,
     data_option,
     main,
+    refused,
 )
+from miam_economies.api.service.replay import compare as compare_formulas
 from miam_economies.api.service.replay import (
-    ReplayRefused,
-    UnknownFormula,
     formula_named,
     list_anomalies,
 )
-from miam_economies.api.service.replay import compare as compare_formulas
 from miam_economies.api.service.replay import replay as replay_history
 from miam_economies.domain.formulas import FORMULES
-from miam_economies.projections.view import ProjectionMismatch
 
 
 @main.command()
@@ -56,10 +54,8 @@ def replay(data: Path, database_url: str | None, formule: str, fuseau: str | Non
     if fuseau is not None and not fuseau.strip():
         raise click.BadParameter("give a zone, or leave the option out", param_hint="--fuseau")
     settings = _store_settings(data, database_url)
-    try:  # refuse a bad formula or zone before drawing any progress
+    with refused():  # refuse a bad formula or zone before drawing any progress
         formula_named(formule)
-    except UnknownFormula as exc:
-        raise click.ClickException(str(exc)) from None
     if fuseau is not None:
         _check_zone(fuseau)
     columns = (TextColumn("replay"), BarColumn(), MofNCompleteColumn(),
@@ -77,12 +73,9 @@ def replay(data: Path, database_url: str | None, formule: str, fuseau: str | Non
             rate = f"{(done - first[0]) / elapsed:,.0f} events/s"
             bar.update(task, completed=done, total=total, rate=rate)
 
-        try:
+        with refused():
             result = replay_history(settings, formule, fuseau, progress,
                                     reconstruire=reconstruire)
-        except (UnknownFormula, ReplayRefused, ZoneInfoNotFoundError, ValueError,
-                ProjectionMismatch) as exc:
-            raise click.ClickException(str(exc)) from None
     if result["active"] == result["projection"]:
         click.echo(f"{result['projection']}: {result['evenements']:,} events folded; "
                    "it serves the bilan")
@@ -104,13 +97,10 @@ def compare(data: Path, database_url: str | None, formules: str, par: str,
     """Show the bilan under several formulas side by side, per group. A dry run: nothing
     is written, nothing switches."""
     names = [name.strip() for name in formules.split(",") if name.strip()]
-    try:
+    with refused():
         result = compare_formulas(_store_settings(data, database_url), names, par)
-    except UnknownFormula as exc:
-        raise click.ClickException(str(exc)) from None
     if as_json:
-        json.dump(result, sys.stdout, ensure_ascii=False, indent=2)
-        sys.stdout.write("\n")
+        _print_json(result)
         return
     table = Table(title=f"compare {', '.join(names)} par {par} (fuseau {result['fuseau']})",
                   box=box.SIMPLE_HEAD)

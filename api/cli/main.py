@@ -1,5 +1,5 @@
 """The ``miam-economies`` command group, the options its commands share, and the helpers
-they share (progress bars, private files, usage errors).
+they share (progress bars, private files, usage errors, refusals, JSON output).
 
 Thin over functions: each command resolves ``Settings`` from its flags and the
 ``MIAM_ECONOMIES_*`` environment, then calls the service layer or the HTTP app.
@@ -7,6 +7,7 @@ Thin over functions: each command resolves ``Settings`` from its flags and the
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sqlite3
@@ -24,13 +25,20 @@ from rich.progress import (
     Progress,
 )
 
-from miam_economies.api.extras import MissingExtra
 from miam_economies.api.service.settings import (
     DEFAULT_DATA,
     Settings,
     not_a_zone,
 )
 from miam_economies.api.store.backends import Database
+from miam_economies.domain.errors import MiamEconomiesError
+
+OURS: tuple[type[Exception], ...] = (MiamEconomiesError,)
+"""Our refusals, which any command may meet: the root (ADR-0123)."""
+
+REFUSED: tuple[type[Exception], ...] = (ZoneInfoNotFoundError, ValueError)
+"""The standard library's refusals a command's work may meet (a zone the zone database
+lacks, a value the layers below refuse), caught only around that work (``refused``)."""
 
 _data = click.option(
     "--data", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_DATA,
@@ -52,7 +60,7 @@ def data_option(command: Any) -> Any:
 
 
 def _check_url(value: str | None) -> str | None:
-    """``value`` if it is a database URL ``api.backends`` reads, else a usage error."""
+    """``value`` if it is a database URL ``api.store.backends`` reads, else a usage error."""
     if value is not None:
         try:
             Database.parse(value)
@@ -80,9 +88,11 @@ lock_timeout_option = click.option(
 
 
 class _Commands(click.Group):
-    """The command group; a missing extra (a PostgreSQL URL without the driver, the report
-    without its charting) or a database that cannot be used (locked past the lock
-    timeout, unreachable) is one line of error, never a traceback (ADR-0044, ADR-0104).
+    """The command group; a refusal of ours (``OURS``: a missing extra such as a
+    PostgreSQL URL without the driver, a store unavailable, a projection built with
+    another zone...) or a database that cannot be used (locked past the lock timeout,
+    unreachable) is one line of error and exit status 1, never a traceback (ADR-0044,
+    ADR-0104, ADR-0123).
     The library's warnings (a projection rebuilt, projections locked, a journal missing)
     are printed on standard error as ``warning: ...`` lines while nothing else handles
     the process's logs (``project`` configures its own)."""
@@ -98,7 +108,7 @@ class _Commands(click.Group):
         logger.addHandler(warnings)
         try:
             return super().invoke(ctx)
-        except MissingExtra as exc:
+        except OURS as exc:
             raise click.ClickException(str(exc)) from None
         except (PersistenceError, sqlite3.Error) as exc:
             # sqlite3's own: the library opens connections outside its error translation.
@@ -125,6 +135,23 @@ def _progress(*columns: Any) -> Progress:
     or a log file the command stays quiet."""
     console = Console(stderr=True)
     return Progress(*columns, console=console, disable=not console.is_terminal)
+
+
+@contextmanager
+def refused() -> Iterator[None]:
+    """Around a command's work (a read, a replay, an import...): ``REFUSED`` is one line
+    of error and exit status 1, as ``OURS`` is everywhere. Elsewhere a ``ValueError``
+    stays a traceback: a bug."""
+    try:
+        yield
+    except REFUSED as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _print_json(document: Any, indent: int | None = 2) -> None:
+    """``document`` on standard output as JSON (UTF-8 as is), then a newline."""
+    json.dump(document, sys.stdout, ensure_ascii=False, indent=indent)
+    sys.stdout.write("\n")
 
 
 def _check_zone(fuseau: str) -> None:

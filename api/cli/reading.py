@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfoNotFoundError
 
 import click
 from rich import box
@@ -15,6 +12,7 @@ from rich.table import Table
 from miam_economies.api.cli.main import (
     _check_zone,
     _console,
+    _print_json,
     _private,
     _store_settings,
     data_option,
@@ -22,16 +20,19 @@ from miam_economies.api.cli.main import (
     journal_option,
     lock_timeout_option,
     main,
+    refused,
 )
-from miam_economies.api.extras import MissingExtra
 from miam_economies.api.http.report import drawing, render_report
 from miam_economies.api.service.bootstrap import open_services
 from miam_economies.api.service.reading import locked, read_bilan
 from miam_economies.api.service.settings import (
     Settings,
 )
-from miam_economies.domain.bilan import Figures, check_bounds
-from miam_economies.projections.view import ProjectionMismatch
+from miam_economies.domain.bilan import BoundNames, BoundsError, Figures, check_bounds
+
+FLAGS = BoundNames(jusqu_au="--jusqu-au", par_jour="--par jour")
+"""The day bounds' parameters in ``check_bounds``'s messages, as the commands spell them
+(``depuis`` left bare, as these messages have always had it)."""
 
 
 @main.command()
@@ -57,24 +58,20 @@ def bilan(data: Path, database_url: str | None, fuseau: str | None, journal: Pat
     stands, marked attente_expiree, with a warning (ADR-0104).
     """
     try:
-        check_bounds(par, depuis, jusqu_au)
-    except ValueError as exc:
-        message = str(exc).replace("jusqu_au", "--jusqu-au").replace("par=jour", "--par jour")
-        raise click.BadParameter(message, param_hint="--depuis/--jusqu-au") from None
+        check_bounds(par, depuis, jusqu_au, FLAGS)
+    except BoundsError as exc:
+        raise click.BadParameter(str(exc), param_hint="--depuis/--jusqu-au") from None
     if fuseau is not None:
         _check_zone(fuseau)
     if not Settings(data=data, database_url=database_url).database.exists():
         click.echo(f"no event store in {data.resolve()}: empty bilan "
                    "(pass --data or set MIAM_ECONOMIES_DATA)", err=True)
-    try:
+    with refused():
         result = read_bilan(data, par=par, depuis=depuis, jusqu_au=jusqu_au, fuseau=fuseau,
                             journal=journal, database_url=database_url,
                             lock_timeout=lock_timeout)
-    except (ProjectionMismatch, ZoneInfoNotFoundError, ValueError) as exc:
-        raise click.ClickException(str(exc)) from None
     if as_json:
-        json.dump(result, sys.stdout, ensure_ascii=False, indent=2)
-        sys.stdout.write("\n")
+        _print_json(result)
     else:
         _print_table(result)
 
@@ -157,27 +154,20 @@ def rapport(data: Path, database_url: str | None, fuseau: str | None, journal: P
     first, as bilan does (projections locked past --lock-timeout: the report of the
     figures as they stand, with a warning)."""
     try:
-        check_bounds("jour", depuis, jusqu_au)
-    except ValueError as exc:
-        message = str(exc).replace("jusqu_au", "--jusqu-au")
-        raise click.BadParameter(message, param_hint="--depuis/--jusqu-au") from None
+        check_bounds("jour", depuis, jusqu_au, FLAGS)
+    except BoundsError as exc:
+        raise click.BadParameter(str(exc), param_hint="--depuis/--jusqu-au") from None
     if fuseau is not None:
         _check_zone(fuseau)
-    try:  # without the report extra, say so before opening anything
-        drawing()
-    except MissingExtra as exc:
-        raise click.ClickException(str(exc)) from None
+    drawing()  # without the report extra, say so (MissingExtra) before opening anything
     _store_settings(data, database_url)  # no store: say so rather than create one
     settings = Settings(data=data, fuseau=fuseau, journal=journal,
                         database_url=database_url, lock_timeout=lock_timeout)
-    try:
-        with open_services(settings, run_projections=False) as services:
-            caught_up = services.runner.catch_up_unless_locked()
-            page = render_report(services, depuis, jusqu_au)
-            if not caught_up:
-                locked(services.projection.position(), services.store.head())
-    except (ProjectionMismatch, ZoneInfoNotFoundError) as exc:
-        raise click.ClickException(str(exc)) from None
+    with refused(), open_services(settings, run_projections=False) as services:
+        caught_up = services.runner.catch_up_unless_locked()
+        page = render_report(services, depuis, jusqu_au)
+        if not caught_up:
+            locked(services.projection.position(), services.store.head())
     with _private(html_file) as f:
         f.write(page)
     click.echo(f"report written to {html_file}", err=True)

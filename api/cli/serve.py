@@ -9,7 +9,6 @@ import signal
 import threading
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfoNotFoundError
 
 import click
 import uvicorn
@@ -22,6 +21,7 @@ from miam_economies.api.cli.main import (
     fuseau_option,
     journal_option,
     main,
+    refused,
 )
 from miam_economies.api.cli.projector import PROJECTOR_NICENESS, Projector
 from miam_economies.api.cli.workers import WORKER_APP, WORKER_HTTP, worker_environment
@@ -35,7 +35,6 @@ from miam_economies.api.service.settings import (
     Settings,
     resolve_token,
 )
-from miam_economies.projections.view import ProjectionMismatch
 
 
 @main.command()
@@ -108,11 +107,9 @@ def serve(data: Path, database_url: str | None, fuseau: str | None, journal: Pat
                         metrics_public=metrics_public, database_url=database_url,
                         fold_in_thread=projection == "thread")
     click.echo(f"events in {_where(settings)}", err=True)
-    try:  # fail before serving, with a message, rather than in the lifespan
-        with open_services(settings, run_projections=False):
-            pass
-    except (ProjectionMismatch, ZoneInfoNotFoundError, ValueError) as exc:
-        raise click.ClickException(str(exc)) from None
+    # Fail before serving, with a message, rather than in the lifespan.
+    with refused(), open_services(settings, run_projections=False):
+        pass
     # ADR-0010: a request's line and headers must arrive within --header-timeout seconds
     # of connecting (or of the last response), its body within --body-timeout (then 408);
     # idle keep-alive connections close after 5 s; at most 64 connections at once (more
@@ -120,7 +117,7 @@ def serve(data: Path, database_url: str | None, fuseau: str | None, journal: Pat
     # HeaderCap once parsed); the body is read whole before anything touches the store.
     # The protocol is httptools' when it imports, else h11's, each with our guards
     # (api.cli.connections; ADR-0112); h11_max_incomplete_event_size is h11's cap.
-    # One JSON line per request (api.observability) replaces uvicorn's access log, which
+    # One JSON line per request (api.http.observer) replaces uvicorn's access log, which
     # would print query strings.
     configure_request_log()
     limits: dict[str, Any] = dict(
@@ -140,7 +137,7 @@ def serve(data: Path, database_url: str | None, fuseau: str | None, journal: Pat
                 projector.stop()
         return
     # Each worker is a fresh process (spawned): it rebuilds the app from these settings,
-    # handed down through its environment, with the same protocol limits (api.workers).
+    # handed down through its environment, with the same protocol limits (api.cli.workers).
     os.environ.update(worker_environment(settings, header_timeout))
     uvicorn.run(WORKER_APP, factory=True, workers=workers, http=WORKER_HTTP, **limits)
 
@@ -169,13 +166,10 @@ def project(data: Path, database_url: str | None, fuseau: str | None,
         threading.Thread(target=_orphaned, args=(parent_pid, stop), daemon=True).start()
         # serve's projector: the POSTs come first for the CPU too (ADR-0115).
         os.nice(PROJECTOR_NICENESS)
-    try:
-        with open_services(settings, run_projections=False) as services:
-            click.echo(f"projecting {_where(settings)} into "
-                       f"{services.projection.tracking_name}", err=True)
-            follow(services, stop)
-    except (ProjectionMismatch, ZoneInfoNotFoundError, ValueError) as exc:
-        raise click.ClickException(str(exc)) from None
+    with refused(), open_services(settings, run_projections=False) as services:
+        click.echo(f"projecting {_where(settings)} into "
+                   f"{services.projection.tracking_name}", err=True)
+        follow(services, stop)
 
 
 def _orphaned(parent_pid: int, stop: threading.Event) -> None:

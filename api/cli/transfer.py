@@ -3,12 +3,10 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from contextlib import closing
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfoNotFoundError
 
 import click
 from rich.progress import (
@@ -24,22 +22,21 @@ from miam_economies.api.cli.main import (
     _check_url,
     _data,
     _output,
+    _print_json,
     _progress,
     _store_settings,
     data_option,
     main,
+    refused,
 )
 from miam_economies.api.service.bootstrap import open_services, open_store
 from miam_economies.api.service.export import export_lines
 from miam_economies.api.service.importing import check_files, import_files
-from miam_economies.api.service.migrate import MigrationMismatch
 from miam_economies.api.service.migrate import migrate as migrate_store
 from miam_economies.api.service.settings import (
     Settings,
 )
-from miam_economies.api.store.application import StoreUnavailable
 from miam_economies.api.store.backends import redact
-from miam_economies.projections.view import ProjectionMismatch
 
 
 @main.command()
@@ -98,15 +95,11 @@ def import_(data: Path, database_url: str | None, files: tuple[Path, ...], stric
                     f"{len(checked.refusees):,} line(s) refused: nothing imported (--strict)")
         task = bar.add_task("import", total=size)
         settings = Settings(data=data, database_url=database_url)
-        try:
-            with open_services(settings, run_projections=False) as services:
-                report = import_files(services.store, paths,
-                                      progress=lambda n: bar.advance(task, n))
-        except (ProjectionMismatch, ZoneInfoNotFoundError, StoreUnavailable) as exc:
-            raise click.ClickException(str(exc)) from None
+        with refused(), open_services(settings, run_projections=False) as services:
+            report = import_files(services.store, paths,
+                                  progress=lambda n: bar.advance(task, n))
     if as_json:
-        json.dump(report.as_dict(), sys.stdout, ensure_ascii=False)
-        sys.stdout.write("\n")
+        _print_json(report.as_dict(), indent=None)
     else:
         _print_refused(report.refusees)
         click.echo(f"recus {report.recus:,}, doublons {report.doublons:,}, conflits "
@@ -145,10 +138,8 @@ def migrate(data: Path, source: str, target: str) -> None:
                 tasks[stage] = bar.add_task(stage, total=total)
             bar.update(tasks[stage], completed=done, total=total)
 
-        try:
+        with refused():
             result = migrate_store(data, source, target, progress)
-        except (ValueError, MigrationMismatch, StoreUnavailable, ProjectionMismatch) as exc:
-            raise click.ClickException(str(exc)) from None
     checked = ("its bilan equal to the source's" if result.en_plus == 0 else
                f"not compared with the source's: the target holds {result.en_plus:,} "
                "events of its own")

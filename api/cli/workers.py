@@ -70,6 +70,6 @@ def settings_from_environment() -> Settings:
 
 def app() -> Starlette:
     """The app of one worker (uvicorn's ``factory=True``): the standalone app of
-    ``api.app.create_app`` with the settings of the environment, and the request log."""
+    ``api.http.app.create_app`` with the settings of the environment, and the request log."""
     configure_request_log()
     return create_app(settings_from_environment())

@@ -118,7 +118,7 @@ def open_economies(settings: Settings, app: ASGIApp | None = None
     ``settings.token`` is not used by the routes (``economies_routes(auth=...)`` decides).
     Raises ``TypeError`` at once without ``app`` (ADR-0091); on entering,
     ``EmbeddingRefused`` (nothing opened, nothing stored) when the check fails, then as
-    ``api.services.open_services`` (``OSError``, ``ZoneInfoNotFoundError``,
+    ``api.service.bootstrap.open_services`` (``OSError``, ``ZoneInfoNotFoundError``,
     ``ProjectionMismatch``, ``PersistenceError``).
     """
     if app is None:

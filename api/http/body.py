@@ -12,10 +12,11 @@ from typing import Any
 
 from starlette.requests import Request
 
+from miam_economies.domain.errors import MiamEconomiesError
 from miam_economies.domain.strict_json import NotStrictJson, loads_strict
 
 
-class BodyTooLarge(Exception):
+class BodyTooLarge(MiamEconomiesError):
     """The body exceeds the limit (``limit``, bytes). Mapped to 413."""
 
     def __init__(self, limit: int):
@@ -23,7 +24,7 @@ class BodyTooLarge(Exception):
         self.limit = limit
 
 
-class SlowBody(Exception):
+class SlowBody(MiamEconomiesError):
     """The body did not arrive within ``timeout`` seconds. Mapped to 408: a client that
     stalls mid-body frees its connection (ADR-0010)."""
 
@@ -32,7 +33,7 @@ class SlowBody(Exception):
         self.timeout = timeout
 
 
-class MalformedBody(Exception):
+class MalformedBody(MiamEconomiesError):
     """The body is not strict JSON in UTF-8. Mapped to 400."""
 
 
@@ -73,6 +74,6 @@ def parse_json(body: bytes) -> Any:
     Raises ``MalformedBody`` with a message fit for the 400 body.
     """
     try:
-        return loads_strict(body)
+        return loads_strict(body, "body")
     except NotStrictJson as exc:
-        raise MalformedBody(str(exc).replace("the text is", "the body is")) from None
+        raise MalformedBody(str(exc)) from None

@@ -1,6 +1,10 @@
 """The error policy of every route, in one mapping (SPEC, "Wire contract"): each refusal
 is an exception raised where the rule lives, answered here in one JSON shape. An
 exception this mapping does not know is a 500, and a 500 is a bug.
+
+Our exceptions share one root (``domain.errors.MiamEconomiesError``, ADR-0123), which is
+deliberately not mapped here: each class has its own status, and one of ours that no
+entry names (a projection built otherwise, met by a read) stays a 500.
 """
 
 from __future__ import annotations
@@ -16,12 +20,15 @@ from starlette.responses import JSONResponse
 from miam_economies.api.extras import MissingExtra
 from miam_economies.api.http.body import BodyTooLarge, MalformedBody, SlowBody
 from miam_economies.api.store.application import StoreUnavailable
+from miam_economies.domain.bilan import BoundsError
+from miam_economies.domain.classement import ClassementError
+from miam_economies.domain.errors import MiamEconomiesError
 from miam_economies.domain.validation import SchemaError
 
 log = logging.getLogger(__name__)
 
 
-class NotOpen(Exception):
+class NotOpen(MiamEconomiesError):
     """The routes are mounted in an app whose lifespan never entered ``open_economies``
     (ADR-0021): no store to append to. Answered 503, so the plugin keeps its batch, and
     logged as the host's error with its fix."""
@@ -47,7 +54,9 @@ async def _slow(request: Request, exc: Exception) -> JSONResponse:
     return error_response(408, str(exc), Connection="close")
 
 
-async def _malformed(request: Request, exc: Exception) -> JSONResponse:
+async def _bad_request(request: Request, exc: Exception) -> JSONResponse:
+    # A malformed body, or a query parameter refused where its rule lives (day bounds,
+    # the classement's): the message names what is wrong.
     return error_response(400, str(exc))
 
 
@@ -83,7 +92,9 @@ async def _disconnected(request: Request, exc: Exception) -> JSONResponse:
 EXCEPTION_HANDLERS: dict[Any, Any] = {
     HTTPException: _http,
     BodyTooLarge: _too_large,
-    MalformedBody: _malformed,
+    MalformedBody: _bad_request,
+    BoundsError: _bad_request,  # GET /economies/bilan, /economies/rapport
+    ClassementError: _bad_request,  # GET /economies/classement
     SlowBody: _slow,
     SchemaError: _schema,
     StoreUnavailable: _unavailable,

@@ -24,6 +24,8 @@ import anyio
 from starlette.routing import BaseRoute, Host, Match, Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from miam_economies.domain.errors import MiamEconomiesError
+
 PROBE = "miam_economies.probe"
 """Scope key of the check's own requests: a list our endpoint appends its path to."""
 
@@ -38,7 +40,7 @@ PROBE_TIMEOUT = 10.0
 """Seconds the host app may take to answer one check request."""
 
 
-class EmbeddingRefused(RuntimeError):
+class EmbeddingRefused(MiamEconomiesError, RuntimeError):
     """The host app leaves our routes unguarded or unreachable: ``open_economies`` will
     not start (SPEC, "Fail closed"). The message says what is wrong and how to mend it."""
 

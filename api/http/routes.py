@@ -23,7 +23,7 @@ from miam_economies.api.service.services import Services
 from miam_economies.api.store.application import Appended
 from miam_economies.domain.acceptance import accept_batch
 from miam_economies.domain.bilan import check_bounds
-from miam_economies.domain.classement import DEFAULT_MIN, SELON, check_parametres
+from miam_economies.domain.classement import DEFAULT_MIN, SELON, check_parametres, parse_min
 
 STATE = "economies"
 """Key of the ``Services`` in the lifespan state (``request.state.economies``)."""
@@ -91,10 +91,7 @@ async def get_bilan(request: Request) -> JSONResponse:
     query = request.query_params
     par = query.get("par") or None
     bounds = {name: query[name] for name in ("depuis", "jusqu_au") if name in query}
-    try:
-        check_bounds(par, bounds.get("depuis"), bounds.get("jusqu_au"))
-    except ValueError as exc:
-        return error_response(400, str(exc))
+    check_bounds(par, bounds.get("depuis"), bounds.get("jusqu_au"))  # BoundsError: 400
     waited = await _maybe_wait(request, services)
     bilan = await run_in_threadpool(services.bilan, par, **bounds)
     if waited is False:
@@ -134,15 +131,8 @@ async def get_classement(request: Request) -> JSONResponse:
     par = query.get("par", "")
     selon = query.get("selon", SELON)
     apparier = query.get("apparier")
-    raw_min = query.get("min", str(DEFAULT_MIN))
-    try:
-        # Digits only, and few enough that int() stays cheap.
-        if not raw_min.isascii() or not raw_min.isdigit() or len(raw_min) > 18:
-            raise ValueError(f"min must be an integer >= 1, not {raw_min[:20]!r}")
-        minimum = int(raw_min)
-        check_parametres(par, selon, apparier, minimum)
-    except ValueError as exc:
-        return error_response(400, str(exc))
+    minimum = parse_min(query.get("min", str(DEFAULT_MIN)))
+    check_parametres(par, selon, apparier, minimum)  # ClassementError: 400 (errors.py)
     waited = await _maybe_wait(request, services)
     answer = await run_in_threadpool(services.classement, par, minimum, selon, apparier)
     if waited is False:
@@ -151,15 +141,12 @@ async def get_classement(request: Request) -> JSONResponse:
 
 
 async def get_rapport(request: Request) -> Response:
-    """The report (``api.report``): one self-contained HTML page; ``?depuis=`` and
+    """The report (``api.http.report``): one self-contained HTML page; ``?depuis=`` and
     ``?jusqu_au=`` (``YYYY-MM-DD``, inclusive) bound its period (400 when unsound)."""
     services = _services(request)
     query = request.query_params
     bounds = {name: query[name] for name in ("depuis", "jusqu_au") if name in query}
-    try:
-        check_bounds("jour", bounds.get("depuis"), bounds.get("jusqu_au"))
-    except ValueError as exc:
-        return error_response(400, str(exc))
+    check_bounds("jour", bounds.get("depuis"), bounds.get("jusqu_au"))  # BoundsError: 400
     page = await run_in_threadpool(render_report, services, **bounds)
     return HTMLResponse(page)
 
@@ -182,7 +169,7 @@ async def healthz(request: Request) -> JSONResponse:
 
 
 async def get_metrics(request: Request) -> Response:
-    """The metrics in Prometheus text format (``api.observability.Metrics``); behind the
+    """The metrics in Prometheus text format (``api.http.metrics.Metrics``); behind the
     bearer token unless ``Settings.metrics_public``."""
     _services(request)  # open, or NotOpen
     metrics: Metrics = getattr(request.state, METRICS_STATE)
@@ -191,5 +178,5 @@ async def get_metrics(request: Request) -> Response:
 
 
 async def get_openapi(request: Request) -> JSONResponse:
-    """The OpenAPI 3.0 document of these routes (``api.openapi``), without auth."""
+    """The OpenAPI 3.0 document of these routes (``api.http.openapi``), without auth."""
     return JSONResponse(openapi_document())

@@ -23,7 +23,7 @@ from miam_economies.domain.acceptance import Payload
 from miam_economies.domain.instants import iso_utc, parse_instant
 from miam_economies.domain.schema import MAX_BATCH
 from miam_economies.domain.strict_json import NotStrictJson, loads_strict
-from miam_economies.domain.validation import validate_event
+from miam_economies.domain.validation import instant_fault, validate_event
 
 MAX_LINE = DEFAULT_MAX_BODY
 """Bytes a line may hold: an event that could not be posted (1 MiB body) is not imported."""
@@ -76,26 +76,15 @@ class ImportReport:
                               "erreurs": list(r.erreurs)} for r in self.refusees]}
 
 
-def _check_recu_le(value: Any) -> str | None:
-    """Why ``value`` is not a usable ``recu_le`` (the rule of the events' ``date``), or
-    None. Uses a throw-away event to reach ``domain.validation``'s date rule."""
-    probe = {"schema": 1, "type": "x", "id": "x", "date": value, "client": "x",
-             "session_id": ""}
-    for fault in validate_event(0, probe):
-        if fault.champ == "date":
-            return fault.message
-    return None
-
-
 def parse_line(raw: bytes) -> tuple[Payload, str | None] | list[str]:
     """One line of an import file: ``(event, recu_le or None)``, or the list of reasons it
     is refused (``checked_event``, after ``loads_strict``)."""
     if len(raw) > MAX_LINE:
         return [f"the line is over {MAX_LINE} bytes"]
     try:
-        event = loads_strict(raw)
+        event = loads_strict(raw, "line")
     except NotStrictJson as exc:
-        return [str(exc).replace("the text is", "the line is")]
+        return [str(exc)]
     if not isinstance(event, dict):
         return ["each line must be a JSON object: one event"]
     return checked_event(event)
@@ -111,7 +100,7 @@ def checked_event(event: dict[str, Any]) -> tuple[Payload, str | None] | list[st
     recu_le = event.pop(RECU_LE, None)
     problems = [f"{f.champ}: {f.message}" for f in validate_event(0, event)]
     if given:
-        problem = _check_recu_le(recu_le)
+        problem = instant_fault(recu_le)  # the events' date rule
         if problem is not None:
             problems.append(f"{RECU_LE}: {problem}")
     if problems:

@@ -26,6 +26,7 @@ from miam_economies.api.service.serving import build_projection
 from miam_economies.api.service.settings import Settings
 from miam_economies.api.store.application import SAVE_ATTEMPTS, EventStore, StoreUnavailable
 from miam_economies.api.store.backends import Database
+from miam_economies.domain.errors import MiamEconomiesError
 
 PAGE = 2_000
 """Stored events read from the source, checked and inserted per transaction."""
@@ -37,7 +38,7 @@ Progress = Callable[[str, int, int], None]
 """Called with (stage: ``copy`` or ``replay``, done, total)."""
 
 
-class MigrationMismatch(Exception):
+class MigrationMismatch(MiamEconomiesError):
     """The target's bilan differs from the source's after the migration (a bug: the copy
     keeps every stored byte and the projection is the same code)."""
 

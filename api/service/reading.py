@@ -39,7 +39,7 @@ def read_bilan(data: Path | str = DEFAULT_DATA, *, par: str | None = None,
                fuseau: str | None = None, journal: Path | str | None = None,
                catch_up: bool = True, database_url: str | None = None,
                lock_timeout: int = 5) -> dict[str, Any]:
-    """The bilan of data directory ``data`` (or of ``database_url``: ``api.backends``), as
+    """The bilan of data directory ``data`` (or of ``database_url``: ``api.store.backends``), as
     ``GET /economies/bilan`` gives it.
 
     ``par``, ``depuis``, ``jusqu_au``: the breakdown and its day bounds (``YYYY-MM-DD``,

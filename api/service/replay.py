@@ -23,6 +23,7 @@ from miam_economies.api.service.serving import REPLAY_PAGE, REPLAY_READ, build_p
 from miam_economies.api.service.settings import Settings, machine_fuseau
 from miam_economies.domain.anomalies import anomalies
 from miam_economies.domain.bilan import Jours
+from miam_economies.domain.errors import MiamEconomiesError
 from miam_economies.domain.events import ConflitRecu
 from miam_economies.domain.formulas import FORMULES
 from miam_economies.projections.delta import PageDelta
@@ -32,7 +33,7 @@ Progress = Callable[[int, int], None]
 """Called with (events folded, events in the store) as a replay advances."""
 
 
-class UnknownFormula(ValueError):
+class UnknownFormula(MiamEconomiesError, ValueError):
     """No formula of that name in ``domain.formulas.FORMULES``."""
 
 
@@ -45,7 +46,7 @@ def formula_named(name: str) -> Any:
             f"no formula {name!r}; known: {', '.join(sorted(FORMULES))}") from None
 
 
-class ReplayRefused(ValueError):
+class ReplayRefused(MiamEconomiesError, ValueError):
     """A replay that would expose a half-built bilan (rebuilding the one that serves)."""
 
 

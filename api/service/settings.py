@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfoNotFoundError
 import tzlocal
 
 from miam_economies.api.store.backends import SQLITE, Database
+from miam_economies.domain.errors import MiamEconomiesError
 
 DEFAULT_DATA = Path("logs/mcp")
 """MIAM's layout: the data directory, relative to the working directory."""
@@ -39,7 +40,7 @@ class Settings:
     built in, or the machine's for a new one); ``journal``: MIAM's
     ``delegations.jsonl`` (None: ``data/delegations.jsonl``, the contract's layout);
     ``metrics_public``: serve ``GET /metrics`` without the bearer token (ADR-0023);
-    ``database_url``: where the events and projections live (``api.backends``; None:
+    ``database_url``: where the events and projections live (``api.store.backends``; None:
     ``sqlite:///data/economies.sqlite``, ADR-0031); ``fold_in_thread``: on SQLite, fold
     the projection in a thread of this process (MIAM's embedded use); False when another
     process folds it (``serve``'s projector process, ADR-0115).
@@ -65,18 +66,11 @@ class Settings:
 
     @property
     def database(self) -> Database:
-        """The backend of the events and projections (``api.backends.Database``). Raises
+        """The backend of the events and projections (``api.store.backends.Database``). Raises
         ``ValueError`` for a malformed ``database_url``."""
         if self.database_url is None:
             return Database(SQLITE, path=self.data / "economies.sqlite")
         return Database.parse(self.database_url)
-
-    @property
-    def store_path(self) -> Path:
-        """The event store's SQLite file (SQLite only)."""
-        path = self.database.path
-        assert path is not None, "the events are in PostgreSQL"
-        return path
 
     @property
     def projections_path(self) -> Path:
@@ -84,7 +78,7 @@ class Settings:
         return self.database.projections_path
 
 
-class UnknownZone(ZoneInfoNotFoundError):
+class UnknownZone(MiamEconomiesError, ZoneInfoNotFoundError):
     """``TZ`` names no zone of the zone database (a POSIX rule such as ``CET-1CEST``, a
     typo): refused rather than replaced by another zone (issue 21.4)."""
 

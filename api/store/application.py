@@ -40,6 +40,7 @@ from miam_economies.api.store.mapper import EconomiesMapper, payload_text
 from miam_economies.api.store.recorders import EconomiesRecorder, Row
 from miam_economies.api.store.transcoder import OrjsonTranscoder
 from miam_economies.domain.acceptance import Payload
+from miam_economies.domain.errors import MiamEconomiesError
 from miam_economies.domain.events import CONFLIT_TOPIC, TOPICS, Stored
 from miam_economies.domain.instants import iso_utc
 
@@ -49,7 +50,7 @@ SAVE_ATTEMPTS = 5
 """Times a batch is re-filtered and saved again after losing a race to another writer."""
 
 
-class StoreUnavailable(Exception):
+class StoreUnavailable(MiamEconomiesError):
     """The event store could not durably store a batch (locked, disk full, I/O error...).
 
     Nothing of the batch is stored. Mapped to 503 at the HTTP edge: the plugin keeps the

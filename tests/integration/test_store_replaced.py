@@ -105,8 +105,8 @@ class TestStoreReplacedSQLite(StoreReplacedContract):
         yield Settings(data=tmp_path / "elsewhere", token=TOKEN)
 
     def replace_rows(self, settings: Settings, source: Settings) -> None:
-        with sqlite3.connect(settings.store_path) as db:
-            db.execute("ATTACH DATABASE ? AS other", (str(source.store_path),))
+        with sqlite3.connect(settings.database.path) as db:
+            db.execute("ATTACH DATABASE ? AS other", (str(source.database.path),))
             db.execute("DELETE FROM stored_events")
             db.execute("INSERT INTO stored_events (rowid, originator_id, originator_version, "
                        "topic, state) SELECT rowid, originator_id, originator_version, topic, "
@@ -118,7 +118,7 @@ class TestStoreReplacedSQLite(StoreReplacedContract):
         stored(settings, FIRST)
         for stale in settings.data.glob("economies.sqlite*"):
             stale.unlink()
-        shutil.copy(elsewhere.store_path, settings.store_path)  # a backup restored
+        shutil.copy(elsewhere.database.path, settings.database.path)  # a backup restored
         answer = subprocess.run([str(SCRIPT), "bilan", "--data", str(settings.data)],
                                 capture_output=True, text=True)
         assert answer.returncode == 0, answer.stderr

@@ -86,6 +86,6 @@ def test_a_plain_uvicorn_closes_too_as_our_routes_answer_it(
     port, settings = plain_uvicorn
     assert exchange(port, smuggling("/economies")) == [400]
     import sqlite3
-    with sqlite3.connect(settings.store_path) as db:
+    with sqlite3.connect(settings.database.path) as db:
         stored: Any = db.execute("SELECT count(*) FROM stored_events").fetchone()[0]
     assert stored == 0

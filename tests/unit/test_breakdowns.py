@@ -18,8 +18,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from miam_economies.domain.bilan import (
+    WIRE_NAMES,
+    BoundNames,
     Figures,
     FiguresModele,
+    check_bounds,
     check_day,
     jour,
     parts_pilotage,
@@ -280,6 +283,46 @@ def test_check_day_refuses_anything_but_a_day_written_yyyy_mm_dd(text: str) -> N
         check_day(text)
 
 
+# --- check_bounds -------------------------------------------------------------------------
+
+CLI = BoundNames(jusqu_au="--jusqu-au", par_jour="--par jour")
+
+
+@pytest.mark.parametrize(("par", "depuis", "jusqu_au", "wire", "cli"), [
+    ("jour", "x", None, "depuis: 'x' is not a day written YYYY-MM-DD",
+     "depuis: 'x' is not a day written YYYY-MM-DD"),
+    ("jour", None, "2026-13-01", "jusqu_au: '2026-13-01' is not a day written YYYY-MM-DD",
+     "--jusqu-au: '2026-13-01' is not a day written YYYY-MM-DD"),
+    # A value that spells a parameter stays as given.
+    ("jour", "jusqu_au", None, "depuis: 'jusqu_au' is not a day written YYYY-MM-DD",
+     "depuis: 'jusqu_au' is not a day written YYYY-MM-DD"),
+    ("client", "2026-01-01", None, "depuis and jusqu_au bound days: use them with par=jour",
+     "depuis and --jusqu-au bound days: use them with --par jour"),
+    (None, None, "2026-01-01", "depuis and jusqu_au bound days: use them with par=jour",
+     "depuis and --jusqu-au bound days: use them with --par jour"),
+    ("jour", "2026-01-02", "2026-01-01", "depuis is after jusqu_au",
+     "depuis is after --jusqu-au"),
+])
+def test_check_bounds_refuses_naming_the_parameters_as_the_edge_spells_them(
+        par: str | None, depuis: str | None, jusqu_au: str | None, wire: str, cli: str
+) -> None:
+    for names, message in ((None, wire), (WIRE_NAMES, wire), (CLI, cli)):
+        with pytest.raises(ValueError) as refused:
+            if names is None:
+                check_bounds(par, depuis, jusqu_au)  # the query string's names by default
+            else:
+                check_bounds(par, depuis, jusqu_au, names)
+        assert str(refused.value) == message
+
+
+@pytest.mark.parametrize(("par", "depuis", "jusqu_au"), [
+    (None, None, None), ("client", None, None), ("jour", "2026-01-01", None),
+    ("jour", None, "2026-01-01"), ("jour", "2026-01-01", "2026-01-01")])
+def test_check_bounds_lets_sound_bounds_pass(par: str | None, depuis: str | None,
+                                             jusqu_au: str | None) -> None:
+    check_bounds(par, depuis, jusqu_au)
+
+
 # --- FiguresModele and Figures ------------------------------------------------------------
 
 
@@ -290,7 +333,10 @@ def example_pilotage() -> Pilotage:
 
 
 def test_model_figures_of_the_contract_pilotage_are_one_turn_its_usage_and_its_cout() -> None:
-    assert FiguresModele.of(example_pilotage(), V1) == FiguresModele(
+    figures = FiguresModele()
+    figures.add_turn(example_pilotage(), V1.cout_pilotage(example_pilotage()))
+
+    assert figures == FiguresModele(
         tours=1, input_tokens=800, output_tokens=200, cache_read_input_tokens=10000,
         cache_creation_input_tokens=0, cout=2000)
 

@@ -22,8 +22,10 @@ from miam_economies.domain.classement import (
     ClassementError,
     check_parametres,
     classement,
+    parse_min,
 )
 from miam_economies.domain.echantillon import Echantillon
+from miam_economies.domain.errors import MiamEconomiesError
 from miam_economies.domain.intervalles import (
     intervalle_net_par_demande,
     intervalle_taux_reprise,
@@ -269,8 +271,28 @@ def test_one_demande_replaced_by_its_new_figures() -> None:
 ])
 def test_refused_parameters_name_the_parameter(par: str, selon: str, apparier: str | None,
                                                minimum: int, message: str) -> None:
-    with pytest.raises(ClassementError, match=message):
+    with pytest.raises(ClassementError, match=message) as refused:
         check_parametres(par, selon, apparier, minimum)
+    assert refused.value.parametre == message.split()[0]  # what an edge points at
+    assert isinstance(refused.value, MiamEconomiesError)
+
+
+@pytest.mark.parametrize(("text", "minimum"), [("1", 1), ("30", 30), ("007", 7), ("0", 0),
+                                               ("000", 0), ("9" * 18, 10**18 - 1)])
+def test_parse_min_reads_an_integer_written_in_digits(text: str, minimum: int) -> None:
+    assert parse_min(text) == minimum
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("-1", "min must be an integer >= 1, not '-1'"), ("", "min must be an integer >= 1, not ''"),
+    ("1.5", "min must be an integer >= 1, not '1.5'"),
+    ("٣", "min must be an integer >= 1, not '٣'"),  # a digit, not an ASCII one
+    ("9" * 19, f"min must be an integer >= 1, not '{'9' * 19}'"),
+    ("9" * 30, f"min must be an integer >= 1, not '{'9' * 20}'")])
+def test_parse_min_refuses_anything_else_naming_min(text: str, message: str) -> None:
+    with pytest.raises(ClassementError) as refused:
+        parse_min(text)
+    assert (refused.value.parametre, str(refused.value)) == ("min", message)
 
 
 @pytest.mark.parametrize(("par", "apparier"), [

@@ -1,5 +1,5 @@
 """Unit tests of ``domain.formulas`` (SPEC.md, "The plugin's formulas") and of
-``domain.bilan.Figures``/``contribution`` (SPEC.md, "The bilan")."""
+``domain.bilan.Figures`` (SPEC.md, "The bilan")."""
 
 from __future__ import annotations
 
@@ -8,11 +8,10 @@ from typing import Any
 
 import pytest
 
-from miam_economies.domain.bilan import Figures, contribution
+from miam_economies.domain.bilan import Figures
 from miam_economies.domain.events import (
     Correction,
     Delegation,
-    Estimation,
     Pilotage,
     Usage,
     from_payload,
@@ -22,7 +21,6 @@ from miam_economies.domain.formulas import (
     V1,
     cout_correction,
     cout_pilotage,
-    estimer,
     js_round_div,
 )
 from tests.conftest import EXAMPLE_BATCH, EXAMPLE_CORRECTION
@@ -122,90 +120,6 @@ def test_cout_correction_is_read_plus_written(lus: int, ecrits: int, expected: i
     assert cout_correction(lus, ecrits) == expected
 
 
-# --- estimer ------------------------------------------------------------------------------
-
-
-def test_estimer_on_the_contract_example_gives_the_plugins_figures() -> None:
-    estimation = estimer(
-        tokens_entree=4100, tokens_sortie=900, longueur_consigne=400, longueur_reponse=3600,
-        retour="complet", par_subagent=True,
-    )
-
-    assert estimation == Estimation(
-        lus=4000, ecrits=900, consigne=100, rendus=900, evites=4900, methode="caracteres/4"
-    )
-
-
-def test_estimer_apercu_from_the_main_agent_subtracts_consigne_and_rendus() -> None:
-    # By hand: consigne = ceil(401 / 4) = 101; lus = max(0, 3000 - 101) = 2899;
-    # ecrits = 1200; rendus = ceil(399 / 4) = 100 (apercu: the length of the reply shown);
-    # main agent: evites = 2899 + 1200 - (101 + 100) = 3898.
-    estimation = estimer(
-        tokens_entree=3000, tokens_sortie=1200, longueur_consigne=401, longueur_reponse=399,
-        retour="apercu", par_subagent=False,
-    )
-
-    assert estimation == Estimation(
-        lus=2899, ecrits=1200, consigne=101, rendus=100, evites=3898, methode="caracteres/4"
-    )
-
-
-def test_estimer_complet_from_the_main_agent_reads_the_whole_output_back() -> None:
-    # consigne = 100; lus = 4000; ecrits = rendus = 900; evites = 4900 - 1000 = 3900.
-    estimation = estimer(
-        tokens_entree=4100, tokens_sortie=900, longueur_consigne=400, longueur_reponse=12,
-        retour="complet", par_subagent=False,
-    )
-
-    assert (estimation.rendus, estimation.evites) == (900, 3900)
-
-
-def test_estimer_apercu_under_a_subagent_ignores_consigne_and_rendus() -> None:
-    # consigne = 101; lus = 2899; ecrits = 1200; rendus = 100; subagent: evites = 4099.
-    estimation = estimer(
-        tokens_entree=3000, tokens_sortie=1200, longueur_consigne=401, longueur_reponse=399,
-        retour="apercu", par_subagent=True,
-    )
-
-    assert (estimation.rendus, estimation.evites) == (100, 4099)
-
-
-def test_estimer_gives_negative_evites_without_clamping() -> None:
-    # consigne = ceil(2000 / 4) = 500; lus = max(0, 300 - 500) = 0; ecrits = rendus = 50;
-    # main agent: evites = 0 + 50 - (500 + 50) = -500.
-    estimation = estimer(
-        tokens_entree=300, tokens_sortie=50, longueur_consigne=2000, longueur_reponse=200,
-        retour="complet", par_subagent=False,
-    )
-
-    assert estimation == Estimation(
-        lus=0, ecrits=50, consigne=500, rendus=50, evites=-500, methode="caracteres/4"
-    )
-
-
-@pytest.mark.parametrize(("longueur", "consigne"), [(0, 0), (1, 1), (3, 1), (4, 1), (5, 2),
-                                                    (8, 2), (9, 3)])
-def test_estimer_consigne_is_the_ceiling_of_a_quarter_of_its_length(
-    longueur: int, consigne: int
-) -> None:
-    estimation = estimer(
-        tokens_entree=1000, tokens_sortie=10, longueur_consigne=longueur, longueur_reponse=0,
-        retour="complet", par_subagent=True,
-    )
-
-    assert estimation.consigne == consigne
-    assert estimation.lus == 1000 - consigne
-
-
-def test_estimer_keeps_a_given_methode() -> None:
-    estimation = estimer(
-        tokens_entree=10, tokens_sortie=10, longueur_consigne=4, longueur_reponse=4,
-        retour="complet", par_subagent=True, methode="tiktoken",
-    )
-
-    assert estimation.methode == "tiktoken"
-
-
 # --- V1 -----------------------------------------------------------------------------------
 
 
@@ -219,7 +133,7 @@ def test_v1_is_registered_under_its_name() -> None:
     assert FORMULES["v1"] is V1
 
 
-def test_v1_takes_the_plugins_evites_as_sent_even_when_it_disagrees_with_estimer() -> None:
+def test_v1_takes_the_plugins_evites_as_sent_even_when_its_counters_disagree() -> None:
     estimation = dict(EXAMPLE_DELEGATION["estimation"], evites=7)
     delegation = from_payload(_with(EXAMPLE_DELEGATION, estimation=estimation))
     assert isinstance(delegation, Delegation)
@@ -328,53 +242,3 @@ def test_figures_add_figure_by_figure() -> None:
     total = Figures(1, 4900, 0, 0) + Figures(0, 0, 2000, 0) + Figures(0, 0, 0, 15)
 
     assert total == Figures(delegations=1, evites=4900, pilotage=2000, corrections=15)
-
-
-# --- contribution -------------------------------------------------------------------------
-
-
-def test_a_delegation_contributes_one_delegation_and_its_evites() -> None:
-    delegation = from_payload(EXAMPLE_DELEGATION)
-
-    assert contribution(delegation, V1) == Figures(
-        delegations=1, evites=4900, pilotage=0, corrections=0, evenements=1
-    )
-
-
-def test_a_delegation_with_negative_evites_contributes_them_unclamped() -> None:
-    estimation = dict(EXAMPLE_DELEGATION["estimation"], evites=-500)
-    delegation = from_payload(_with(EXAMPLE_DELEGATION, estimation=estimation))
-
-    assert contribution(delegation, V1) == Figures(delegations=1, evites=-500, evenements=1)
-
-
-def test_a_pilotage_contributes_its_cout_to_pilotage_only() -> None:
-    pilotage = from_payload(EXAMPLE_PILOTAGE)
-
-    assert contribution(pilotage, V1) == Figures(
-        delegations=0, evites=0, pilotage=2000, corrections=0, evenements=1
-    )
-
-
-def test_a_correction_contributes_its_cout_to_corrections_only() -> None:
-    correction = from_payload(A_CORRECTION)
-
-    assert contribution(correction, V1) == Figures(
-        delegations=0, evites=0, pilotage=0, corrections=490, evenements=1
-    )
-
-
-def test_contract_example_contributions_sum_to_the_specs_bilan() -> None:
-    total = contribution(from_payload(EXAMPLE_DELEGATION), V1) + contribution(
-        from_payload(EXAMPLE_PILOTAGE), V1
-    )
-
-    assert total.as_dict() == {
-        "delegations": 1, "evites": 4900, "pilotage": 2000, "corrections": 0, "net": 2900,
-        "taux_reprise": 0.0,
-    }
-
-
-def test_contribution_refuses_something_that_is_not_a_received_event() -> None:
-    with pytest.raises(TypeError):
-        contribution(EXAMPLE_DELEGATION, V1)  # type: ignore[arg-type]

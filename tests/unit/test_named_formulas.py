@@ -1,5 +1,5 @@
 """Unit tests of the named formulas (``domain.formulas``: ``FORMULES``, ``V1``,
-``V1_SERVEUR``, ``PONDERE``, ``evites_serveur``, ``js_round``), of the price table
+``V1_SERVEUR``, ``PONDERE``, ``evites_serveur``, ``js_round_div``), of the price table
 (``domain.tarifs``) and of the anomalies (``domain.anomalies``). Issue 4, "Formulas".
 
 Events are built with ``from_payload`` from deep copies of the contract's example batch and
@@ -9,6 +9,7 @@ of the README's correction, then modified: the shared examples are never mutated
 from __future__ import annotations
 
 import copy
+import math
 from fractions import Fraction
 from typing import Any
 
@@ -16,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from miam_economies.domain.anomalies import KINDS, anomalies
+from miam_economies.domain.anomalies import anomalies
 from miam_economies.domain.events import Correction, Delegation, Pilotage, from_payload
 from miam_economies.domain.formulas import (
     FORMULES,
@@ -24,11 +25,20 @@ from miam_economies.domain.formulas import (
     V1,
     V1_SERVEUR,
     evites_serveur,
-    js_round,
+    js_round_div,
     poids,
 )
 from miam_economies.domain.tarifs import RATIOS_PAR_DEFAUT, TARIFS, Tarif, ratios, tarif
 from tests.conftest import EXAMPLE_BATCH, EXAMPLE_CORRECTION
+
+KINDS = ("evites", "estimation", "par_subagent", "cout", "id")
+"""The anomaly kinds of the wire format, in the order the SPEC reports them."""
+
+
+def math_round(value: Fraction) -> int:
+    """JavaScript's ``Math.round`` of an exact fraction, the tests' own statement: halves
+    toward +infinity (ADR-0005)."""
+    return math.floor(value + Fraction(1, 2))
 
 # --- Builders -----------------------------------------------------------------------------
 #
@@ -103,7 +113,7 @@ def test_every_registered_formula_is_named_by_its_key(name: str) -> None:
     assert FORMULES[name].name == name
 
 
-# --- js_round -----------------------------------------------------------------------------
+# --- js_round_div of fractions ------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -122,16 +132,17 @@ def test_every_registered_formula_is_named_by_its_key(name: str) -> None:
         (Fraction(4), 4),
     ],
 )
-def test_js_round_rounds_fractions_like_math_round(value: Fraction, expected: int) -> None:
-    result = js_round(value)
+def test_js_round_div_rounds_fractions_like_math_round(value: Fraction, expected: int
+                                                        ) -> None:
+    result = js_round_div(value.numerator, value.denominator)
 
-    assert result == expected
+    assert result == expected == math_round(value)
     assert type(result) is int
 
 
-def test_js_round_of_2_5_is_3_where_python_round_gives_2() -> None:
+def test_js_round_div_of_5_by_2_is_3_where_python_round_gives_2() -> None:
     assert round(Fraction(5, 2)) == 2
-    assert js_round(Fraction(5, 2)) == 3
+    assert js_round_div(5, 2) == 3
 
 
 # --- evites_serveur -----------------------------------------------------------------------
@@ -612,10 +623,6 @@ def test_every_wrong_thing_of_a_correction_is_reported_in_kinds_order() -> None:
     assert anomalies(correction(cout=1, id="claude-code:x")) == ("cout", "id")
 
 
-def test_anomaly_kinds_are_the_five_of_the_wire_format_in_order() -> None:
-    assert KINDS == ("evites", "estimation", "par_subagent", "cout", "id")
-
-
 @pytest.mark.parametrize(
     "not_an_event",
     [copy.deepcopy(EXAMPLE_BATCH["evenements"][0]), None, "delegation", 42],
@@ -652,6 +659,6 @@ def test_integer_weights_round_exactly_as_the_price_fractions(
         modele: str | None, input: int, output: int, cache_write: int,
         cache_read: int) -> None:
     w = ratios(modele)
-    exact = js_round(input * w.input + output * w.output + cache_write * w.cache_write
+    exact = math_round(input * w.input + output * w.output + cache_write * w.cache_write
                      + cache_read * w.cache_read)
     assert poids(modele).arrondi(input, output, cache_write, cache_read) == exact

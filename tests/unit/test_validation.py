@@ -13,11 +13,13 @@ from typing import Any
 import pytest
 
 from miam_economies.domain.events import Correction, Delegation, Estimation, Pilotage, Usage
+from miam_economies.domain.strict_json import NotStrictJson, loads_strict
 from miam_economies.domain.validation import (
     MAX_BATCH,
     MAX_FAULTS,
     Fault,
     SchemaError,
+    instant_fault,
     validate_batch,
     validate_event,
 )
@@ -714,3 +716,30 @@ def test_a_content_length_of_thousands_of_digits_is_too_large_not_an_error() -> 
         (b"content-length", b"0" * 5_000 + b"5")]}
     with pytest.raises(BodyTooLarge):
         asyncio.run(read_capped(Request(scope), 4, timeout=1))
+
+
+# --- Strict JSON: the refusal names what was read -----------------------------------------
+
+
+@pytest.mark.parametrize(("raw", "text"), [
+    (b"\xff{}", "the text is not UTF-8: invalid start byte at byte 0"),
+    (b"{not json", "the text is not JSON: Expecting property name enclosed in double quotes: "
+                   "line 1 column 2 (char 1)"),
+    (b"[" * 100_000, "the text is nested too deeply"),
+])
+def test_a_strict_json_refusal_calls_what_was_read_by_its_name(raw: bytes, text: str) -> None:
+    for what in ("text", "body", "line"):
+        with pytest.raises(NotStrictJson) as refused:
+            loads_strict(raw, what) if what != "text" else loads_strict(raw)
+        assert str(refused.value) == text.replace("the text is", f"the {what} is", 1)
+
+
+@pytest.mark.parametrize("date", ["2026-10-30T09:12:04.512Z", "2026-10-30T10:12:04+01:00",
+                                  "yesterday", "2026-02-30T00:00:00Z", "0001-01-01T00:00:00Z",
+                                  None, 3])
+def test_instant_fault_is_the_events_date_rule(date: Any) -> None:
+    event = fresh("correction")
+    event["date"] = date
+    said = [f.message for f in validate_event(0, event) if f.champ == "date"]
+    assert said == ([] if instant_fault(date) is None else [instant_fault(date)])
+
