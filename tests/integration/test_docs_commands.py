@@ -70,4 +70,8 @@ def test_every_python_module_shown_exists_and_names_the_options_shown() -> None:
         spec = importlib.util.find_spec(module)
         assert spec is not None and spec.origin is not None, module
         source = Path(spec.origin).read_text(encoding="utf-8")
-        assert {option for option in options if f'"{option}' not in source} == set(), module
+        # argparse's BooleanOptionalAction declares "--x" and answers "--no-x" too.
+        declared = {option for option in options if f'"{option}' in source
+                    or (option.startswith("--no-") and "BooleanOptionalAction" in source
+                        and f'"--{option[5:]}' in source)}
+        assert set(options) - declared == set(), module
