@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -115,6 +115,25 @@ def raw_log_read(data: Path) -> float:
         return read / (time.perf_counter() - started)
 
 
+NEW_KINDS = ("semaine", "mois", "preset_semaine", "modele_jour", "preset_semaine_tout")
+"""The reads of ``new_breakdowns``, by kind."""
+
+
+def new_breakdowns(day: str) -> dict[str, tuple[str, dict[str, str]]]:
+    """Issue 24's breakdowns, read as MIAM's dashboard would (ADR-0132, ADR-0133): weeks
+    and months over the whole history, a preset per week and a model per day over the
+    week of ``day``, and a preset per week over the whole history."""
+    monday = date.fromisoformat(day) - timedelta(days=date.fromisoformat(day).weekday())
+    week = {"depuis": monday.isoformat(), "jusqu_au": (monday + timedelta(days=6)).isoformat()}
+    return {
+        "semaine": ("/economies/bilan", {"par": "semaine"}),
+        "mois": ("/economies/bilan", {"par": "mois"}),
+        "preset_semaine": ("/economies/bilan", {"par": "preset", "puis": "semaine", **week}),
+        "modele_jour": ("/economies/bilan", {"par": "modele", "puis": "jour", **week}),
+        "preset_semaine_tout": ("/economies/bilan", {"par": "preset", "puis": "semaine"}),
+    }
+
+
 def reads(server: Server, target: dict[str, str], requests: int,
           paired: int) -> dict[str, list[float]]:
     """Seconds of sequential reads of each kind: ``requests`` of each (``paired`` of the
@@ -133,9 +152,12 @@ def reads(server: Server, target: dict[str, str], requests: int,
     else:  # the naive design has no classement: ours is read against its own bilan
         kinds["classement"] = ("/economies/classement", {"par": "preset"})
         kinds["paired"] = ("/economies/classement", {"par": "preset", "apparier": "test_id"})
+        kinds.update(new_breakdowns(target["day"]))
     out: dict[str, list[float]] = {}
     with client_for(server) as http:
         for kind, (path, params) in kinds.items():
+            if kind in NEW_KINDS and http.get(path, params=params).status_code == 400:
+                continue  # an earlier release measured with --ours-bin: it has no such read
             for _ in range(0 if server.naive else 3):
                 http.get(path, params=params).raise_for_status()
             times: list[float] = []

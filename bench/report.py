@@ -125,6 +125,41 @@ def request_rows(times: dict[str, list[float]]) -> list[Row]:
     return out
 
 
+BREAKDOWNS = {
+    "semaine": ("par=semaine, whole history", "<= 5 ms"),
+    "mois": ("par=mois, whole history", "<= 5 ms"),
+    "preset_semaine": ("par=preset&puis=semaine, one week", "<= 5 ms"),
+    "modele_jour": ("par=modele&puis=jour, one week", "<= 5 ms"),
+    "preset_semaine_tout": ("par=preset&puis=semaine, whole history", "stated"),
+}
+"""Issue 24's reads (``bench.history.new_breakdowns``): label and target at the largest
+size (the bilan's read budget; ADR-0132, ADR-0133)."""
+
+
+def breakdown_rows(histories: dict[str, Any]) -> list[Row]:
+    """Issue 24's breakdowns at each size against the bilan read (client) of the same
+    size, and their growth from the smallest size to the largest; none for a run of a
+    release without them (``--ours-bin``)."""
+    out: list[Row] = []
+    sizes = list(histories)
+    smallest, largest = sizes[0], sizes[-1]
+    for kind, (label, target) in BREAKDOWNS.items():
+        if kind not in histories[largest]["reads"]["ours"]:
+            continue
+        for size in sizes:
+            ours = histories[size]["reads"]["ours"]
+            p50, client = percentile(ours[kind], 50), percentile(ours["client"], 50)
+            out.append([f"bilan read ({label}) at {int(size):,} events: p50 / p99",
+                        f"{p50 * 1000:.2f} / {percentile(ours[kind], 99) * 1000:.2f} ms",
+                        f"bilan (client) {client * 1000:.2f} ms", f"{p50 / client:.2f}",
+                        target if size == largest else ""])
+        ratio = (percentile(histories[largest]["reads"]["ours"][kind], 50)
+                 / percentile(histories[smallest]["reads"]["ours"][kind], 50))
+        out.append([f"bilan read ({label}): p50 {int(largest):,} / {int(smallest):,}", "",
+                    "", f"{ratio:.2f}", "<= 1.5" if target != "stated" else "stated"])
+    return out
+
+
 def history_rows(histories: dict[str, Any]) -> list[Row]:
     """Reads at each size, the replay at the largest, start-up and memory."""
     out: list[Row] = []
@@ -143,6 +178,7 @@ def history_rows(histories: dict[str, Any]) -> list[Row]:
                  / percentile(histories[smallest]["reads"]["ours"][read], 50))
         out.append([f"bilan read ({read}): p50 {int(largest):,} / {int(smallest):,}", "", "",
                     f"{ratio:.2f}", "<= 1.5"])
+    out += breakdown_rows(histories)
     for size in sizes:
         ours = histories[size]["reads"]["ours"]
         p50, jour = percentile(ours["classement"], 50), percentile(ours["jour"], 50)

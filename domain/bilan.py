@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import astuple, dataclass
-from datetime import date, timedelta, tzinfo
+from datetime import timedelta, tzinfo
 from fractions import Fraction
 from math import floor
 from typing import Any
 
-from miam_economies.domain.errors import MiamEconomiesError
 from miam_economies.domain.events import Pilotage
 from miam_economies.domain.instants import parse_instant
 from miam_economies.domain.tarifs_v2 import CATALOGUE as TARIFS_USD
@@ -170,56 +169,6 @@ class Jours:
 
 _LAST_OF_HOUR = timedelta(hours=1, microseconds=-1)
 _LAST_OF_MINUTE = timedelta(minutes=1, microseconds=-1)
-
-
-def check_day(text: str) -> str:
-    """``text`` if it is a calendar day written ``YYYY-MM-DD``; else ``ValueError``.
-
-    The bounds ``depuis``/``jusqu_au`` of a per-day breakdown (SPEC, "Breakdowns").
-    """
-    if len(text) != 10 or text[4] != "-" or text[7] != "-":
-        raise ValueError(f"{text!r} is not a day written YYYY-MM-DD")
-    try:
-        date.fromisoformat(text)
-    except ValueError:
-        raise ValueError(f"{text!r} is not a day written YYYY-MM-DD") from None
-    return text
-
-
-class BoundsError(MiamEconomiesError, ValueError):
-    """Day bounds a breakdown refuses (``check_bounds``); the message names the bound."""
-
-
-@dataclass(frozen=True, slots=True)
-class BoundNames:
-    """How an edge spells the parameters ``check_bounds`` names in its messages: the
-    query string's by default; the command line passes its flags."""
-
-    depuis: str = "depuis"
-    jusqu_au: str = "jusqu_au"
-    par_jour: str = "par=jour"
-
-
-WIRE_NAMES = BoundNames()
-"""The query string's names: ``GET /economies/bilan``'s and the Python reads'."""
-
-
-def check_bounds(par: str | None, depuis: str | None, jusqu_au: str | None,
-                 names: BoundNames = WIRE_NAMES) -> None:
-    """Raise ``BoundsError`` (a ``ValueError``) unless the day bounds of a breakdown are
-    sound: each a ``YYYY-MM-DD`` day, only with ``par="jour"``, ``depuis`` not after
-    ``jusqu_au``. The message names the parameters as ``names`` spells them."""
-    for name, bound in ((names.depuis, depuis), (names.jusqu_au, jusqu_au)):
-        if bound is not None:
-            try:
-                check_day(bound)
-            except ValueError as exc:
-                raise BoundsError(f"{name}: {exc}") from None
-    if (depuis or jusqu_au) and par != "jour":
-        raise BoundsError(f"{names.depuis} and {names.jusqu_au} bound days: use them with "
-                          f"{names.par_jour}")
-    if depuis and jusqu_au and depuis > jusqu_au:
-        raise BoundsError(f"{names.depuis} is after {names.jusqu_au}")
 
 
 @dataclass(slots=True)

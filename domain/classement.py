@@ -41,11 +41,11 @@ MAX_COMPARED = 50
 so that a classement of a field with thousands of values answers in milliseconds, not
 seconds (ADR-0081)."""
 
-NOT_GROUPS = ("jour", "modele", "demande")
+NOT_GROUPS = ("jour", "semaine", "mois", "modele", "demande")
 """Breakdowns ``par`` may not name: the classement's unit is a demande, which these do not
-group (SPEC)."""
+group (SPEC; the periods of ADR-0132 as ``jour``)."""
 
-NOT_TASKS = ("client", "jour", "modele", "demande")
+NOT_TASKS = ("client", "jour", "semaine", "mois", "modele", "demande")
 """What ``apparier`` may not name: a task is a journal field (SPEC)."""
 
 

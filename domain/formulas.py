@@ -12,6 +12,7 @@ import functools
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 
 from miam_economies.domain import tarifs, tarifs_v2
 from miam_economies.domain.catalogue import Catalogue
@@ -47,17 +48,45 @@ def cout_correction(tokens_lus: int, tokens_ecrits: int) -> int:
 
 
 @dataclass(frozen=True)
+class Prix:
+    """The price table a weighted formula is defined on, as its figures' provenance:
+    ``catalogue`` (USD per million tokens, exact), ``source`` (where the table comes from,
+    in words) and, for a table a user set from a file, the file's ``sha256`` (hex) and
+    name (``fichier``; ADR-0131). One weighted token is one input token of the
+    catalogue's reference model, so it is worth ``usd_par_million`` / 10^6 USD
+    (ADR-0130)."""
+
+    catalogue: Catalogue
+    source: str
+    sha256: str | None = None
+    fichier: str | None = None
+
+    @property
+    def reference(self) -> str:
+        """The reference model: its input token is the weighted figures' unit."""
+        return self.catalogue.reference
+
+    @property
+    def usd_par_million(self) -> Fraction:
+        """USD per million weighted tokens: the reference model's input price, exact."""
+        return self.catalogue.tarifs[self.catalogue.reference].input
+
+
+@dataclass(frozen=True)
 class Formule:
     """A named, versioned accounting formula: pure functions of one stored event, tokens.
 
     ``evites(delegation)``, ``cout_pilotage(pilotage)`` and ``cout_correction(correction)``
     give the three figures the projections fold (SPEC, "Replay after a formula change").
+    ``prix``: the price table of a weighted formula (``pondere-*`` and the user's), whose
+    figures then have a value in USD (ADR-0130); None for the contract's token counts.
     """
 
     name: str
     evites: Callable[[Delegation], int]
     cout_pilotage: Callable[[Pilotage], int]
     cout_correction: Callable[[Correction], int]
+    prix: Prix | None = None
 
 
 def counts_serveur(d: Delegation) -> tuple[int, int, int]:
@@ -135,7 +164,8 @@ def poids(modele: str | None, catalogue: Catalogue = tarifs.CATALOGUE) -> PoidsE
     return PoidsEntiers(denominator, *(int(f * denominator) for f in weights))
 
 
-def pondere(name: str, catalogue: Catalogue) -> Formule:
+def pondere(name: str, catalogue: Catalogue, source: str, sha256: str | None = None,
+            fichier: str | None = None) -> Formule:
     """The weighted formula ``name`` on the price table ``catalogue``: tokens weighted by
     kind and by model, in input tokens of the catalogue's reference model (contract,
     "Limites de l'estimation": a written token costs more than a read one, a Haiku token is
@@ -143,7 +173,7 @@ def pondere(name: str, catalogue: Catalogue) -> Formule:
     weighs at its model's prices (an unknown model as the reference model); delegations
     and corrections, whose Claude model is not sent, at the reference model's (output 5x,
     cache write 1.25x, cache read 0.1x for ``claude-sonnet-4-5``). One name, one table
-    (ADR-0009)."""
+    (ADR-0009). ``source``, ``sha256``, ``fichier``: the table's provenance (``Prix``)."""
     reference = poids(None, catalogue)
 
     def evites(d: Delegation) -> int:
@@ -165,15 +195,19 @@ def pondere(name: str, catalogue: Catalogue) -> Formule:
         return reference.arrondi(input=c.tokens_lus, output=c.tokens_ecrits)
 
     return Formule(name=name, evites=evites, cout_pilotage=cout_pilotage,
-                   cout_correction=cout_correction)
+                   cout_correction=cout_correction,
+                   prix=Prix(catalogue, source, sha256, fichier))
 
 
-PONDERE = pondere("pondere-v1", tarifs.CATALOGUE)
+PONDERE = pondere("pondere-v1", tarifs.CATALOGUE,
+                  "Anthropic's price list as known on 2025-11-24 (domain.tarifs)")
 """Weighted on ``domain.tarifs`` (Anthropic's prices as known on 2025-11-24, the 4.5
 models and older): frozen, replay reproducible. Models it does not list, such as the
 contract's ``claude-haiku-5-5``, weigh as ``claude-sonnet-4-5``."""
 
-PONDERE_V2 = pondere("pondere-v2", tarifs_v2.CATALOGUE)
+PONDERE_V2 = pondere("pondere-v2", tarifs_v2.CATALOGUE,
+                     f"genai-prices {tarifs_v2.GENAI_PRICES}, prices in force on "
+                     f"{tarifs_v2.PRIX_AU} (domain.tarifs_v2)")
 """Weighted on ``domain.tarifs_v2``, generated from the ``genai-prices`` catalogue (its
 version and day in that module), base rates only (ADR-0071)."""
 

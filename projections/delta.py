@@ -88,9 +88,11 @@ class DemandeDelta:
 class PageDelta:
     """Deltas of one page, by table key. ``zone`` buckets days; ``formule`` gives figures.
 
-    ``clients[client]`` and ``jours[(client, jour)]`` are ``Figures``,
-    ``modeles[(client, modele)]`` ``FiguresModele``, ``demandes[(client, demande_id)]``
-    ``DemandeDelta``, ``anomalies[(client, kind)]`` and ``conflits[client]`` counts;
+    ``clients[client]``, ``jours[(client, jour)]`` and ``demandes_jours[(client,
+    demande_id, jour)]`` (what each demande gets on each day: the journal-field groups
+    by day are their sums; ADR-0133) are ``Figures``, ``modeles[(client, modele, jour)]``
+    ``FiguresModele``, ``demandes[(client, demande_id)]`` ``DemandeDelta``,
+    ``anomalies[(client, kind)]`` and ``conflits[client]`` counts;
     ``evenements``: events in the page. ``jours_of``: the day of a date in ``zone``
     (``domain.bilan.Jours``; a fold passes its own so the memo outlives the page).
     """
@@ -100,10 +102,12 @@ class PageDelta:
     clients: defaultdict[str, Figures] = field(default_factory=lambda: defaultdict(Figures))
     jours: defaultdict[tuple[str, str], Figures] = field(
         default_factory=lambda: defaultdict(Figures))
-    modeles: defaultdict[tuple[str, str], FiguresModele] = field(
+    modeles: defaultdict[tuple[str, str, str], FiguresModele] = field(
         default_factory=lambda: defaultdict(FiguresModele))
     demandes: defaultdict[tuple[str, str], DemandeDelta] = field(
         default_factory=lambda: defaultdict(DemandeDelta))
+    demandes_jours: defaultdict[tuple[str, str, str], Figures] = field(
+        default_factory=lambda: defaultdict(Figures))
     anomalies: defaultdict[tuple[str, str], int] = field(
         default_factory=lambda: defaultdict(int))
     conflits: defaultdict[str, int] = field(default_factory=lambda: defaultdict(int))
@@ -159,13 +163,17 @@ class PageDelta:
         figures.evenements += 1
         figures.delegations += 1
         figures.evites += evites
-        day = self.jours[(client, self._jour(evenement.date))]
+        jour = self._jour(evenement.date)
+        day = self.jours[(client, jour)]
         day.evenements += 1
         day.delegations += 1
         day.evites += evites
         demande = self.demandes[(client, evenement.demande_id)]
         demande.figures.delegations += 1
         demande.figures.evites += evites
+        on_day = self.demandes_jours[(client, evenement.demande_id, jour)]
+        on_day.delegations += 1
+        on_day.evites += evites
         vue = DelegationVue.of(evenement)
         demande.delegation = vue if demande.delegation is None else demande.delegation.merge(vue)
 
@@ -178,16 +186,18 @@ class PageDelta:
         figures = self.clients[client]
         figures.evenements += 1
         figures.pilotage += cout
-        day = self.jours[(client, self._jour(evenement.date))]
+        jour = self._jour(evenement.date)
+        day = self.jours[(client, jour)]
         day.evenements += 1
         day.pilotage += cout
-        self.modeles[(client, evenement.modele)].add_turn(evenement, cout)
-        demandes = self.demandes
+        self.modeles[(client, evenement.modele, jour)].add_turn(evenement, cout)
+        demandes, demandes_jours = self.demandes, self.demandes_jours
         for demande_id, part in parts_pilotage(cout, evenement.demande_ids):
             demande = demandes[(client, demande_id)]
             demande.figures.pilotage += part
             demande.pilotages += 1
             demande.liens.add(evenement.id)
+            demandes_jours[(client, demande_id, jour)].pilotage += part
 
     def _correction(self, evenement: Correction) -> None:
         client = evenement.client
@@ -198,11 +208,13 @@ class PageDelta:
         figures = self.clients[client]
         figures.evenements += 1
         figures.corrections += cout
-        day = self.jours[(client, self._jour(evenement.date))]
+        jour = self._jour(evenement.date)
+        day = self.jours[(client, jour)]
         day.evenements += 1
         day.corrections += cout
         demande = self.demandes[(client, evenement.demande_id)]
         demande.figures.corrections += cout
+        self.demandes_jours[(client, evenement.demande_id, jour)].corrections += cout
         demande.corrections_nombre += 1
         demande.liens.add(evenement.id)
         outil = evenement.outil

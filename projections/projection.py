@@ -83,11 +83,11 @@ class BilanProjection(Projection[BilanView]):
                        self.groupes, identite)
 
     def snapshot(self, par: str | None = None, depuis: str | None = None,
-                 jusqu_au: str | None = None) -> BilanSnapshot:
-        """The view's figures for this projection, with breakdown ``par`` if asked, in one
-        read (see ``BilanView.snapshot``)."""
+                 jusqu_au: str | None = None, puis: str | None = None) -> BilanSnapshot:
+        """The view's figures for this projection, with breakdown ``par`` (then ``puis``)
+        if asked, in one read (see ``BilanView.snapshot``)."""
         return self.view.snapshot(self.tracking_name, self.formule.name, par, depuis,
-                                  jusqu_au)
+                                  jusqu_au, puis)
 
     def position(self) -> int:
         """Last notification id folded in by this projection (0 before any)."""

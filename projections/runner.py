@@ -148,7 +148,7 @@ class CatchUpRunner:
         then stop there and return False, so that a reader shows the snapshot as it
         stands, marked as not caught up, rather than fail (issue 21.3; ADR-0104); the
         reader says so. Returns True once caught up. Raises any other
-        ``PersistenceError``, and what ``projection`` raises (``KeyError`` for a formula
+        ``PersistenceError``, and what ``projection`` raises (``UnknownFormula`` for a formula
         this release does not know: ``api.service.switching``)."""
         try:
             self.catch_up()

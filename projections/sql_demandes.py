@@ -1,6 +1,6 @@
-"""The bilan view's per-demande tables in SQL (``bilan_demandes``, its tools and its
-links): what a page's fold adds to them, and the page's demandes as they were before it
-(ADR-0006, ADR-0062, ADR-0073)."""
+"""The bilan view's per-demande tables in SQL (``bilan_demandes``, its tools, its links
+and its figures by day): what a page's fold adds to them, and the page's demandes as they
+were before it (ADR-0006, ADR-0062, ADR-0073, ADR-0133)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ _ATTRIBUTES = ("agent_id", "par_subagent", "retour", "methode", "delegation_id")
 
 
 class DemandesWriter:
-    """Adds a page's demandes to ``bilan_demandes``, ``bilan_outils`` and ``bilan_liens``,
+    """Adds a page's demandes to ``bilan_demandes``, ``bilan_outils``, ``bilan_liens`` and
+    ``bilan_demandes_jours``,
     token sums exact by ``dialect``'s rule (ADR-0051)."""
 
     def __init__(self, dialect: SqlDialect):
@@ -40,6 +41,11 @@ class DemandesWriter:
                             ("evites", "pilotage", "corrections", "tokens_entree",
                              "tokens_sortie", "lus", "ecrits", "consigne", "rendus"))
             + ", " + attributes)
+        self._jours = (
+            "INSERT INTO bilan_demandes_jours VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (projection, demande_id, client, jour) DO UPDATE SET "
+            + dialect.added("bilan_demandes_jours", ("delegations",),
+                            ("evites", "pilotage", "corrections")))
         self._outils = (
             "INSERT INTO bilan_outils VALUES (?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (projection, demande_id, client, outil) DO UPDATE SET "
@@ -60,8 +66,8 @@ class DemandesWriter:
         return before
 
     def fold(self, c: Cursor, name: str, delta: PageDelta) -> None:
-        """Add ``delta``'s demandes (figures, delegation, tools, links) to projection
-        ``name``'s rows, in ``c``'s write transaction."""
+        """Add ``delta``'s demandes (figures, delegation, tools, links, figures by day)
+        to projection ``name``'s rows, in ``c``'s write transaction."""
         tk = self.dialect.tokens
         rows: list[tuple[Any, ...]] = []
         liens: list[tuple[str, str, str, str]] = []
@@ -98,3 +104,7 @@ class DemandesWriter:
         c.executemany("INSERT INTO bilan_liens VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
                       liens)
         c.executemany(self._outils, outils)
+        c.executemany(self._jours, sorted(
+            (name, demande_id, client, jour, f.delegations, tk(f.evites), tk(f.pilotage),
+             tk(f.corrections))
+            for (client, demande_id, jour), f in delta.demandes_jours.items()))

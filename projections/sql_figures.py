@@ -14,8 +14,8 @@ from miam_economies.projections.sql_schema import Cursor
 
 class FiguresWriter:
     """Adds a page's figures to ``bilan_clients`` (with its conflicts), ``bilan_anomalies``,
-    ``bilan_jours`` and ``bilan_modeles``, token sums exact by ``dialect``'s rule
-    (ADR-0051)."""
+    ``bilan_jours`` and ``bilan_modeles`` (per model and day), token sums exact by
+    ``dialect``'s rule (ADR-0051)."""
 
     def __init__(self, dialect: SqlDialect):
         self.dialect = dialect
@@ -34,8 +34,8 @@ class FiguresWriter:
             "ON CONFLICT (projection, jour, client) DO UPDATE SET "
             + added("bilan_jours", ("delegations",), ("evites", "pilotage", "corrections")))
         self._modeles = (
-            "INSERT INTO bilan_modeles VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (projection, modele, client) DO UPDATE SET "
+            "INSERT INTO bilan_modeles VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (projection, modele, jour, client) DO UPDATE SET "
             + added("bilan_modeles", ("tours",),
                     ("input_tokens", "output_tokens", "cache_read_input_tokens",
                      "cache_creation_input_tokens", "cout")))
@@ -54,6 +54,6 @@ class FiguresWriter:
             (name, jour, client, f.delegations, tk(f.evites), tk(f.pilotage),
              tk(f.corrections)) for (client, jour), f in delta.jours.items()))
         c.executemany(self._modeles, sorted(
-            (name, modele, client, m.tours, tk(m.input_tokens), tk(m.output_tokens),
+            (name, modele, jour, client, m.tours, tk(m.input_tokens), tk(m.output_tokens),
              tk(m.cache_read_input_tokens), tk(m.cache_creation_input_tokens), tk(m.cout))
-            for (client, modele), m in delta.modeles.items()))
+            for (client, modele, jour), m in delta.modeles.items()))

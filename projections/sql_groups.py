@@ -12,6 +12,9 @@ joined with ``journal_valeurs`` on the projection's journal, and three writes ke
 * ``GroupsWriter.rebuild`` computes them again from scratch, with the classement's samples, in
   one aggregation streamed a chunk at a time: what a replay does once at its end instead
   of per page (ADR-0062, ADR-0114).
+
+Each write also keeps the groups by day of the fields that have them
+(``sql_groups_jours``, ADR-0133).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from miam_economies.domain.bilan import Figures
 from miam_economies.projections.delta import PageDelta
 from miam_economies.projections.sql_demandes import Before
 from miam_economies.projections.sql_dialect import SqlDialect
+from miam_economies.projections.sql_groups_jours import DayGroupsWriter
 from miam_economies.projections.sql_samples import (
     CLIENT_WIDE,
     SamplesWriter,
@@ -67,6 +71,7 @@ class GroupsWriter:
     def __init__(self, dialect: SqlDialect, samples: SamplesWriter):
         self.dialect = dialect
         self.samples = samples
+        self.days = DayGroupsWriter(dialect, REBUILD_ROWS)
         self._upsert = (
             "INSERT INTO bilan_groupes VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (projection, champ, valeur, client) DO UPDATE SET "
@@ -82,6 +87,7 @@ class GroupsWriter:
         c.execute("SELECT journal FROM bilan_state WHERE projection = ?", (name,))
         row = c.fetchone()
         c.execute("DELETE FROM bilan_groupes WHERE projection = ?", (name,))
+        self.days.rebuild(c, name, None if row is None else row[0])
         if row is None:
             return
         c.execute("DELETE FROM bilan_echantillons WHERE projection = ?", (name,))
@@ -183,6 +189,7 @@ class GroupsWriter:
             for champ, valeur in valeurs.get(demande_id, ()):
                 groups[(champ, valeur, client)].add(d.figures)
         self._add(c, name, sorted(groups.items()))
+        self.days.fold(c, name, delta, valeurs)
         self.samples.fold(c, name, delta, before, valeurs)
 
     def join(self, c: Cursor, chemin: str, new: Mapping[str, JournalLine]) -> None:
@@ -230,6 +237,7 @@ class GroupsWriter:
                 (projection, (champ, valeur, client), tuple(sums[4:]))
                 for (projection, champ, valeur, client), sums in summed.items() if sums[4]):
             self.samples.add(c, projection, keyed)
+        self.days.join(c, chemin, new)
 
     def _add(self, c: Cursor, name: str,
              groups: Iterable[tuple[tuple[str, str, str], Figures]]) -> None:

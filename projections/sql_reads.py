@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from miam_economies.domain.bilan import Figures, FiguresModele
 from miam_economies.projections.delta import DelegationVue
+from miam_economies.projections.sql_breakdowns import read_breakdown
 from miam_economies.projections.sql_dialect import SqlDialect
 from miam_economies.projections.sql_samples import (
     CLIENT_WIDE,
@@ -27,6 +27,7 @@ from miam_economies.projections.view import (
     BilanSnapshot,
     DemandeLue,
     Groupes,
+    Groupes2,
     ProjectionSettings,
 )
 
@@ -81,7 +82,8 @@ class SqlReader:
                          "sans_demande"), row, strict=True))
 
     def snapshot(self, c: Cursor, name: str, formule: str, par: str | None = None,
-                 depuis: str | None = None, jusqu_au: str | None = None) -> BilanSnapshot:
+                 depuis: str | None = None, jusqu_au: str | None = None,
+                 puis: str | None = None) -> BilanSnapshot:
         """See ``BilanView.snapshot``."""
         position, identite = self.source(c, name)
         c.execute("SELECT evenements, fuseau, journal FROM bilan_state "
@@ -100,57 +102,30 @@ class SqlReader:
         # Pilotages and corrections reaching a demande still without its delegation.
         c.execute(self.dialect.en_attente, (name,))
         en_attente = c.fetchone()[0]
-        groupes = None if par is None else self._groupes(c, name, par, depuis, jusqu_au,
-                                                         clients)
+        groupes = None if par is None else self._groupes(c, name, par, puis, depuis,
+                                                         jusqu_au, clients)
         return BilanSnapshot(formule, position, evenements, clients, en_attente, fuseau,
-                             par, groupes, anomalies, conflits, identite)
-
-    def _groupes(self, c: Cursor, name: str, par: str, depuis: str | None,
-                 jusqu_au: str | None, clients: Mapping[str, Figures]) -> Groupes:
-        if par == "client":
-            return {client: {client: f} for client, f in sorted(clients.items())}
-        if par == "modele":
-            c.execute("SELECT modele, client, tours, input_tokens, output_tokens, "
-                      "cache_read_input_tokens, cache_creation_input_tokens, cout "
-                      "FROM bilan_modeles WHERE projection = ? ORDER BY modele", (name,))
-            modeles: defaultdict[str, dict[str, Figures | FiguresModele]] = defaultdict(dict)
-            for modele, client, *counts in c.fetchall():
-                modeles[modele][client] = FiguresModele(*map(int, counts))
-            return dict(modeles)
-        if par == "jour":
-            c.execute(f"SELECT jour, client, {FIGURES} FROM bilan_jours "
-                      "WHERE projection = ? AND jour >= ? AND jour <= ? ORDER BY jour",
-                      (name, depuis or "0000-00-00", jusqu_au or "9999-99-99"))
-        elif par == "demande":
-            c.execute(f"SELECT demande_id, client, {FIGURES} FROM bilan_demandes "
-                      "WHERE projection = ? ORDER BY demande_id", (name,))
-        else:
-            return self._journal_groups(c, name, par.removeprefix("journal."), clients)
-        out: defaultdict[str, dict[str, Figures | FiguresModele]] = defaultdict(dict)
-        for key, client, *figures in c.fetchall():
-            out[key][client] = Figures(*map(int, figures))
-        return dict(out)
+                             par, groupes, anomalies, conflits, identite, puis)
 
     @staticmethod
-    def _journal_groups(c: Cursor, name: str, champ: str,
-                        clients: Mapping[str, Figures]) -> Groupes:
-        c.execute(f"SELECT valeur, client, {FIGURES} FROM bilan_groupes "
-                  "WHERE projection = ? AND champ = ? ORDER BY valeur", (name, champ))
-        known: defaultdict[str, dict[str, Figures | FiguresModele]] = defaultdict(dict)
-        joined: defaultdict[str, Figures] = defaultdict(Figures)
-        for valeur, client, *figures in c.fetchall():
-            f = Figures(*map(int, figures))
-            known[valeur][client] = f
-            joined[client] += f
-        # What no demande with a value for this field carries: total minus the groups.
-        rest = {client: replace(f, evenements=0) - joined[client]
-                for client, f in clients.items()}
-        out: dict[str, dict[str, Figures | FiguresModele]] = dict(known)
-        unknown: dict[str, Figures | FiguresModele] = {
-            client: f for client, f in rest.items() if f != Figures()}
-        if unknown:
-            out[INCONNU] = unknown
-        return out
+    def _groupes(c: Cursor, name: str, par: str, puis: str | None, depuis: str | None,
+                 jusqu_au: str | None, clients: Mapping[str, Figures]) -> Groupes | Groupes2:
+        if puis is None and par == "client":
+            return {client: {client: f} for client, f in sorted(clients.items())}
+        if puis is None and par in ("jour", "demande"):
+            # One table, one row per group and client: read straight into the groups.
+            if par == "jour":
+                c.execute(f"SELECT jour, client, {FIGURES} FROM bilan_jours "
+                          "WHERE projection = ? AND jour >= ? AND jour <= ? ORDER BY jour",
+                          (name, depuis or "0000-00-00", jusqu_au or "9999-99-99"))
+            else:
+                c.execute(f"SELECT demande_id, client, {FIGURES} FROM bilan_demandes "
+                          "WHERE projection = ? ORDER BY demande_id", (name,))
+            out: defaultdict[str, dict[str, Figures | FiguresModele]] = defaultdict(dict)
+            for key, client, *figures in c.fetchall():
+                out[key][client] = Figures(*map(int, figures))
+            return dict(out)
+        return read_breakdown(c, name, par, puis, depuis, jusqu_au, clients)
 
     @staticmethod
     def demande(c: Cursor, name: str, demande_id: str) -> list[DemandeLue]:

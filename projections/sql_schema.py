@@ -20,8 +20,8 @@ TOKEN_LIMIT = 2**62
 """Magnitude from which a token sum may overflow a 64-bit integer once added to another
 below it: SQLite keeps such a sum as decimal text (ADR-0051)."""
 TABLES = ("bilan_clients", "bilan_state", "bilan_jours", "bilan_modeles", "bilan_demandes",
-          "bilan_outils", "bilan_liens", "bilan_groupes", "bilan_echantillons",
-          "bilan_anomalies", "bilan_sources")
+          "bilan_demandes_jours", "bilan_outils", "bilan_liens", "bilan_groupes",
+          "bilan_groupes_jours", "bilan_echantillons", "bilan_anomalies", "bilan_sources")
 """The tables keyed by projection."""
 JOURNAL_TABLES = ("journal_valeurs", "journal_demandes", "journal_suivi")
 """The tables keyed by journal file."""
@@ -73,11 +73,12 @@ def view_tables(text: str, integer: str, tokens: str, boolean: str,
         f"kind {t}, nombre {i} NOT NULL, PRIMARY KEY (projection, client, kind)){w}",
         f"CREATE TABLE IF NOT EXISTS bilan_jours (projection {t}, jour {t}, client {t}, "
         f"{figures}, PRIMARY KEY (projection, jour, client)){w}",
+        # Per model and day, so a model's turns can be split by period (ADR-0133).
         f"CREATE TABLE IF NOT EXISTS bilan_modeles (projection {t}, modele {t}, "
-        f"client {t}, tours {i} NOT NULL, input_tokens {n} NOT NULL, "
+        f"jour {t}, client {t}, tours {i} NOT NULL, input_tokens {n} NOT NULL, "
         f"output_tokens {n} NOT NULL, cache_read_input_tokens {n} NOT NULL, "
         f"cache_creation_input_tokens {n} NOT NULL, cout {n} NOT NULL, "
-        f"PRIMARY KEY (projection, modele, client)){w}",
+        f"PRIMARY KEY (projection, modele, jour, client)){w}",
         # One row per (client, demande): its figures (pilotage = its parts), the
         # pilotages and corrections it holds, and its delegation (delegation_id NULL
         # until one arrives; attributes of the smallest id, counts summed: ADR-0006).
@@ -92,6 +93,11 @@ def view_tables(text: str, integer: str, tokens: str, boolean: str,
         "CREATE INDEX IF NOT EXISTS bilan_demandes_en_attente ON bilan_demandes "
         "(projection) WHERE delegations = 0",
         "CREATE INDEX IF NOT EXISTS bilan_demandes_id ON bilan_demandes (demande_id)",
+        # What each (client, demande) got on each day: the groups' per-day figures are
+        # their sums, joined with the journal when its line comes late (ADR-0133).
+        f"CREATE TABLE IF NOT EXISTS bilan_demandes_jours (projection {t}, "
+        f"demande_id {t}, client {t}, jour {t}, {figures}, "
+        f"PRIMARY KEY (projection, demande_id, client, jour)){w}",
         # Which pilotages and corrections reach which demande: en_attente counts those
         # reaching a demande without delegation (read through the partial index).
         f"CREATE TABLE IF NOT EXISTS bilan_liens (projection {t}, demande_id {t}, "
@@ -104,6 +110,11 @@ def view_tables(text: str, integer: str, tokens: str, boolean: str,
         f"CREATE TABLE IF NOT EXISTS bilan_groupes (projection {t}, champ {t}, "
         f"valeur {t}, client {t}, {figures}, "
         f"PRIMARY KEY (projection, champ, valeur, client)){w}",
+        # The same by the events' days, for the fields of CHAMPS_PAR_JOUR (preset,
+        # format), so their groups are read by period within the bilan's budget (ADR-0133).
+        f"CREATE TABLE IF NOT EXISTS bilan_groupes_jours (projection {t}, champ {t}, "
+        f"valeur {t}, jour {t}, client {t}, {figures}, "
+        f"PRIMARY KEY (projection, champ, jour, valeur, client)){w}",
         # The classement's samples per (field, value, client), and per client under the
         # field '': the count of demandes with a delegation and the sums of their
         # figures, squares and product (ADR-0073).
@@ -126,4 +137,10 @@ def view_tables(text: str, integer: str, tokens: str, boolean: str,
         f"CREATE TABLE IF NOT EXISTS journal_suivi (chemin {t} PRIMARY KEY, "
         f"position {i} NOT NULL, fichier {t}, empreinte {t}, lignes {i} NOT NULL, "
         f"malformees {i} NOT NULL, sans_demande {i} NOT NULL){w}",
+        # The formulas users set from a price file, by name: the table as canonical JSON
+        # and the file's checksum. Not derived from the store: an upgrade keeps it, as
+        # bilan_state (ADR-0131).
+        f"CREATE TABLE IF NOT EXISTS bilan_formules (nom {t} PRIMARY KEY, "
+        f"sha256 {t} NOT NULL, fichier {t} NOT NULL, tarifs {t} NOT NULL, "
+        f"enregistre_le {t} NOT NULL){w}",
     ]

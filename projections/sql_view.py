@@ -20,6 +20,8 @@ from typing import Any
 
 from eventsourcing.persistence import IntegrityError, Tracking
 
+from miam_economies.domain.tarifs_fichier import FormuleEnregistree
+from miam_economies.projections import sql_formules
 from miam_economies.projections.delta import PageDelta
 from miam_economies.projections.sql_demandes import DemandesWriter
 from miam_economies.projections.sql_dialect import SqlDialect
@@ -201,10 +203,11 @@ class SqlBilanView(BilanView):
             return self.reader.journal_state(c, chemin)
 
     def snapshot(self, name: str, formule: str, par: str | None = None,
-                 depuis: str | None = None, jusqu_au: str | None = None) -> BilanSnapshot:
+                 depuis: str | None = None, jusqu_au: str | None = None,
+                 puis: str | None = None) -> BilanSnapshot:
         """See ``BilanView.snapshot``: one read transaction."""
         with self._read() as c:
-            return self.reader.snapshot(c, name, formule, par, depuis, jusqu_au)
+            return self.reader.snapshot(c, name, formule, par, depuis, jusqu_au, puis)
 
     def demande(self, name: str, demande_id: str) -> list[DemandeLue]:
         """See ``BilanView.demande``: one read transaction."""
@@ -216,3 +219,13 @@ class SqlBilanView(BilanView):
         """See ``BilanView.samples``: one read transaction."""
         with self._read() as c:
             return self.reader.samples(c, name, par, apparier)
+
+    def record_formula(self, formule: FormuleEnregistree) -> FormuleEnregistree:
+        """See ``BilanView.record_formula`` (``sql_formules.record``)."""
+        with self._write() as c:
+            return sql_formules.record(c, formule)
+
+    def recorded_formula(self, nom: str) -> FormuleEnregistree | None:
+        """See ``BilanView.recorded_formula``."""
+        with self._read() as c:
+            return sql_formules.recorded_formula(c, nom)

@@ -17,6 +17,7 @@ from eventsourcing.persistence import Tracking, TrackingRecorder
 
 from miam_economies.domain.bilan import Figures, FiguresModele
 from miam_economies.domain.errors import MiamEconomiesError
+from miam_economies.domain.tarifs_fichier import FormuleEnregistree
 from miam_economies.projections.delta import DelegationVue, PageDelta
 
 INCONNU = "(inconnu)"
@@ -58,6 +59,10 @@ Groupes = Mapping[str, Mapping[str, Figures | FiguresModele]]
 """A breakdown: group key -> client -> figures (``FiguresModele`` under ``par=modele``,
 the key then naming the model)."""
 
+Groupes2 = Mapping[str, Mapping[str, Mapping[str, Figures | FiguresModele]]]
+"""A breakdown by two dimensions (``par``, then ``puis``; ADR-0133): key of ``par`` ->
+key of ``puis`` -> client -> figures (``FiguresModele`` when one names the model)."""
+
 
 @dataclass(frozen=True)
 class DemandeLue:
@@ -85,7 +90,8 @@ class BilanSnapshot:
     ``clients``: figures by client (their ``evenements`` summed is ``comptes``);
     ``en_attente``: pilotages and corrections of which some demande has no delegation yet;
     ``fuseau``: the zone the days are cut in (None before the projection is opened once);
-    ``par``/``groupes``: the breakdown asked, if any; ``anomalies`` (client -> kind ->
+    ``par``/``groupes``: the breakdown asked, if any (``Groupes2`` with ``puis``, its
+    second dimension); ``anomalies`` (client -> kind ->
     events) and ``conflits`` (client -> differing re-sent versions); ``identite``: the
     identity of the store's event at ``position`` recorded with it (ADR-0105).
     """
@@ -97,10 +103,11 @@ class BilanSnapshot:
     en_attente: int = 0
     fuseau: str | None = None
     par: str | None = None
-    groupes: Groupes | None = None
+    groupes: Groupes | Groupes2 | None = None
     anomalies: Mapping[str, Mapping[str, int]] | None = None
     conflits: Mapping[str, int] | None = None
     identite: str | None = None
+    puis: str | None = None
 
 
 class BilanView(TrackingRecorder, ABC):
@@ -190,11 +197,15 @@ class BilanView(TrackingRecorder, ABC):
 
     @abstractmethod
     def snapshot(self, name: str, formule: str, par: str | None = None,
-                 depuis: str | None = None, jusqu_au: str | None = None) -> BilanSnapshot:
+                 depuis: str | None = None, jusqu_au: str | None = None,
+                 puis: str | None = None) -> BilanSnapshot:
         """Projection ``name``'s figures, with the breakdown ``par`` if asked
-        (``{group key: {client: figures}}``: ``client``, ``jour`` within the inclusive
-        ``YYYY-MM-DD`` bounds, ``modele``, ``demande``, or a journal field, whose demandes
-        without a value fall under ``INCONNU``), all in one read transaction."""
+        (``{group key: {client: figures}}``: ``client``, ``jour``, ``semaine`` or
+        ``mois`` within the inclusive ``YYYY-MM-DD`` bounds, ``modele``, ``demande``, or
+        a journal field, whose demandes without a value fall under ``INCONNU``), each
+        group split by ``puis`` if asked (``Groupes2``; bounds apply when either is a
+        period: ADR-0133), all in one read transaction. The parameters are
+        ``domain.breakdowns.check_bounds``'s to refuse."""
 
     @abstractmethod
     def demande(self, name: str, demande_id: str) -> list[DemandeLue]:
@@ -219,3 +230,13 @@ class BilanView(TrackingRecorder, ABC):
         identity (a runner still folding it starts again from 0: its next compare-and-set
         fails); keep its settings. With ``previous``, only if the position still is
         ``previous``, else raise ``IntegrityError`` changing nothing."""
+
+    @abstractmethod
+    def record_formula(self, formule: FormuleEnregistree) -> FormuleEnregistree:
+        """Record the user formula ``formule`` (a price file's table, ADR-0131) unless
+        one of that name is recorded; return the recorded one (atomic: concurrent callers
+        agree). Kept across upgrades and resets: a name is a version (ADR-0009)."""
+
+    @abstractmethod
+    def recorded_formula(self, nom: str) -> FormuleEnregistree | None:
+        """The user formula recorded under ``nom``, or None (one read transaction)."""

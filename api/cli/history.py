@@ -28,34 +28,40 @@ from miam_economies.api.cli.main import (
     main,
     refused,
 )
+from miam_economies.api.service.formules import builtin_names
 from miam_economies.api.service.replay import compare as compare_formulas
 from miam_economies.api.service.replay import (
-    formula_named,
     list_anomalies,
+    replay_formula,
 )
 from miam_economies.api.service.replay import replay as replay_history
-from miam_economies.domain.formulas import FORMULES
 
 
 @main.command()
 @data_option
 @click.option("--formule", required=True, metavar="NAME",
-              help=f"Formula to rebuild the bilan with: {', '.join(sorted(FORMULES))}.")
+              help=f"Formula to rebuild the bilan with: {builtin_names()}, or a name of "
+                   "yours recorded with --tarifs.")
+@click.option("--tarifs", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              metavar="FILE", help="TOML price file (USD per million tokens) to freeze under "
+                                   "NAME, a new name (or the same file again): the bilan "
+                                   "weighs tokens at these prices (docs/formulas.md).")
 @click.option("--fuseau", metavar="ZONE", help="Time zone of the rebuilt bilan's days "
               "(default: the active bilan's).")
 @click.option("--reconstruire", is_flag=True,
               help="Rebuild the projection from the first event even if it exists "
                    "(not the one that serves).")
-def replay(data: Path, database_url: str | None, formule: str, fuseau: str | None,
-           reconstruire: bool) -> None:
+def replay(data: Path, database_url: str | None, formule: str, tarifs: Path | None,
+           fuseau: str | None, reconstruire: bool) -> None:
     """Rebuild the bilan from the event store under FORMULE (or ZONE), beside the one that
     serves, then switch to it. A running server keeps serving and ingesting, and follows
-    the switch; interrupted, a replay resumes where it stopped."""
+    the switch; interrupted, a replay resumes where it stopped. With --tarifs, FORMULE is
+    your prices, recorded with the file's checksum (ADR-0131)."""
     if fuseau is not None and not fuseau.strip():
         raise click.BadParameter("give a zone, or leave the option out", param_hint="--fuseau")
     settings = _store_settings(data, database_url)
-    with refused():  # refuse a bad formula or zone before drawing any progress
-        formula_named(formule)
+    with refused():  # refuse a bad formula, price file or zone before drawing progress
+        replay_formula(settings, formule, tarifs)
     if fuseau is not None:
         _check_zone(fuseau)
     columns = (TextColumn("replay"), BarColumn(), MofNCompleteColumn(),
@@ -75,7 +81,10 @@ def replay(data: Path, database_url: str | None, formule: str, fuseau: str | Non
 
         with refused():
             result = replay_history(settings, formule, fuseau, progress,
-                                    reconstruire=reconstruire)
+                                    reconstruire=reconstruire, tarifs=tarifs)
+    if result["prix"] is not None:
+        click.echo(f"{formule}: prices of {result['prix']['fichier']}, sha256 "
+                   f"{result['prix']['sha256']}")
     if result["active"] == result["projection"]:
         click.echo(f"{result['projection']}: {result['evenements']:,} events folded; "
                    "it serves the bilan")
@@ -88,7 +97,8 @@ def replay(data: Path, database_url: str | None, formule: str, fuseau: str | Non
 @main.command()
 @data_option
 @click.option("--formules", required=True, metavar="A,B",
-              help="Formulas to compare, comma-separated (e.g. v1,pondere-v1).")
+              help="Formulas to compare, comma-separated (e.g. v1,pondere-v1): built in, "
+                   "or yours recorded by replay --tarifs.")
 @click.option("--par", type=click.Choice(["client", "jour", "modele"]), default="client",
               show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")

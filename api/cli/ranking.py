@@ -9,6 +9,7 @@ import click
 from rich import box
 from rich.table import Table
 
+from miam_economies.api.cli.csv_output import csv_option, one_output, print_csv
 from miam_economies.api.cli.main import (
     _check_zone,
     _console,
@@ -20,6 +21,7 @@ from miam_economies.api.cli.main import (
     main,
     refused,
 )
+from miam_economies.api.service.csv_answers import classement_csv
 from miam_economies.api.service.reading import read_classement
 from miam_economies.api.service.settings import Settings
 from miam_economies.domain.classement import (
@@ -47,10 +49,12 @@ from miam_economies.domain.verdict_words import LEVEL, lettres, phrases
               help="Compare the groups on the tasks both ran: the journal field of a task "
                    "(test_id...).")
 @click.option("--json", "as_json", is_flag=True, help="Print the API's JSON document.")
+@csv_option
 @lock_timeout_option
 def classement(data: Path, database_url: str | None, fuseau: str | None,
                journal: Path | None, par: str, selon: str, minimum: int,
-               apparier: str | None, as_json: bool, lock_timeout: int) -> None:
+               apparier: str | None, as_json: bool, as_csv: bool,
+               lock_timeout: int) -> None:
     """Rank the groups of --par by the taux de reprise (or net per demande), with 95 %
     intervals, and say which group is ahead of which (99 %, adjusted for the number of
     pairs) or that they cannot be told apart yet, after folding whatever is pending (SPEC,
@@ -58,7 +62,9 @@ def classement(data: Path, database_url: str | None, fuseau: str | None,
 
     Groups with at least --min demandes (and, by taux, evites above 0) are ranked (rang
     1, 2...); the others follow, unranked. Groups sharing a letter cannot be told apart.
+    --csv prints one row per group (the pairs' verdicts are in --json only).
     """
+    one_output(as_json, as_csv)
     try:
         check_parametres(par, selon, apparier, minimum)
     except ClassementError as exc:  # the domain's rules and words; the flag named here
@@ -74,6 +80,8 @@ def classement(data: Path, database_url: str | None, fuseau: str | None,
                                  database_url=database_url, lock_timeout=lock_timeout)
     if as_json:
         _print_json(result)
+    elif as_csv:
+        print_csv(classement_csv(result))
     else:
         _print_table(result)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +11,7 @@ import click
 from rich import box
 from rich.table import Table
 
+from miam_economies.api.cli.csv_output import csv_option, one_output, print_csv
 from miam_economies.api.cli.main import (
     _check_zone,
     _console,
@@ -24,15 +27,17 @@ from miam_economies.api.cli.main import (
 )
 from miam_economies.api.http.report import drawing, render_report
 from miam_economies.api.service.bootstrap import open_services
+from miam_economies.api.service.csv_answers import bilan_csv
 from miam_economies.api.service.reading import locked, read_bilan
 from miam_economies.api.service.settings import (
     Settings,
 )
-from miam_economies.domain.bilan import BoundNames, BoundsError, Figures, check_bounds
+from miam_economies.domain.argent import decimal_text
+from miam_economies.domain.bilan import Figures
+from miam_economies.domain.breakdowns import BoundNames, BoundsError, check_bounds
 
-FLAGS = BoundNames(jusqu_au="--jusqu-au", par_jour="--par jour")
-"""The day bounds' parameters in ``check_bounds``'s messages, as the commands spell them
-(``depuis`` left bare, as these messages have always had it)."""
+FLAGS = BoundNames(depuis="--depuis", jusqu_au="--jusqu-au", par="--par", puis="--puis")
+"""The breakdown's parameters in ``check_bounds``'s messages, as the commands spell them."""
 
 
 @main.command()
@@ -40,27 +45,34 @@ FLAGS = BoundNames(jusqu_au="--jusqu-au", par_jour="--par jour")
 @fuseau_option
 @journal_option
 @click.option("--par", metavar="NAME",
-              help="Breakdown: client, jour, modele, demande, or a journal field "
-                   "(preset, format...; journal.NAME for a field named like the others).")
-@click.option("--depuis", metavar="YYYY-MM-DD", help="First day of --par jour (inclusive).")
+              help="Breakdown: client, jour, semaine, mois, modele, demande, or a journal "
+                   "field (preset, format...; journal.NAME for a field named like the "
+                   "others).")
+@click.option("--puis", metavar="NAME",
+              help="Split each group of --par by a second dimension (the same names).")
+@click.option("--depuis", metavar="YYYY-MM-DD",
+              help="First day read (inclusive), when --par or --puis is a period.")
 @click.option("--jusqu-au", "jusqu_au", metavar="YYYY-MM-DD",
-              help="Last day of --par jour (inclusive).")
+              help="Last day read (inclusive), when --par or --puis is a period.")
 @click.option("--json", "as_json", is_flag=True, help="Print the bilan as the API's JSON.")
+@csv_option
 @lock_timeout_option
 def bilan(data: Path, database_url: str | None, fuseau: str | None, journal: Path | None,
-          par: str | None, depuis: str | None, jusqu_au: str | None, as_json: bool,
-          lock_timeout: int) -> None:
-    """Print the bilan, after folding any event (and journal line) not yet folded.
+          par: str | None, puis: str | None, depuis: str | None, jusqu_au: str | None,
+          as_json: bool, as_csv: bool, lock_timeout: int) -> None:
+    """Print the bilan, after folding any event (and journal line) not yet folded: a
+    table, the API's JSON (--json) or one row per client and group as CSV (--csv).
 
     A data directory without a store gives an empty bilan with zero totals and a warning
     on standard error, and creates nothing (contract, point 4: "Fichier absent : section à
     zéro"). Projections locked by another process past --lock-timeout: the bilan as it
     stands, marked attente_expiree, with a warning (ADR-0104).
     """
+    one_output(as_json, as_csv)
     try:
-        check_bounds(par, depuis, jusqu_au, FLAGS)
+        check_bounds(par, depuis, jusqu_au, FLAGS, puis)
     except BoundsError as exc:
-        raise click.BadParameter(str(exc), param_hint="--depuis/--jusqu-au") from None
+        raise click.UsageError(str(exc)) from None
     if fuseau is not None:
         _check_zone(fuseau)
     if not Settings(data=data, database_url=database_url).database.exists():
@@ -69,9 +81,11 @@ def bilan(data: Path, database_url: str | None, fuseau: str | None, journal: Pat
     with refused():
         result = read_bilan(data, par=par, depuis=depuis, jusqu_au=jusqu_au, fuseau=fuseau,
                             journal=journal, database_url=database_url,
-                            lock_timeout=lock_timeout)
+                            lock_timeout=lock_timeout, puis=puis)
     if as_json:
         _print_json(result)
+    elif as_csv:
+        print_csv(bilan_csv(result))
     else:
         _print_table(result)
 
@@ -79,10 +93,20 @@ def bilan(data: Path, database_url: str | None, fuseau: str | None, journal: Pat
 FIGURES = ["delegations", "evites", "pilotage", "corrections", "net", "taux_reprise"]
 
 
-def _cells(figures: dict[str, Any]) -> list[str]:
+def _cells(figures: dict[str, Any], money: bool = False) -> list[str]:
     taux = figures["taux_reprise"]
-    return [f"{figures[c]:,}" for c in FIGURES[:-1]] + [
+    cells = [f"{figures[c]:,}" for c in FIGURES[:-1]] + [
         "-" if taux is None else f"{taux:.1%}"]
+    return cells + ([f"${figures['en_usd']['net']}"] if money else [])
+
+
+def _rows(result: dict[str, Any]) -> list[tuple[list[str], dict[str, Any]]]:
+    """The breakdown's cells with their keys (one, or two with ``puis``), in order."""
+    if result.get("puis") is None:
+        return [([key, client], f) for key, clients in result["groupes"].items()
+                for client, f in clients.items()]
+    return [([a, b, client], f) for a, inner in result["groupes"].items()
+            for b, clients in inner.items() for client, f in clients.items()]
 
 
 def _print_table(result: dict[str, Any]) -> None:
@@ -90,31 +114,41 @@ def _print_table(result: dict[str, Any]) -> None:
     title = (f"bilan (formule {result['formule']}, position {result['position']}, "
              f"fuseau {provenance['fuseau']})")
     table = Table(title=title, box=box.SIMPLE_HEAD)
-    par = result.get("par")
-    if par is not None:
-        table.add_column(par)
+    par, puis = result.get("par"), result.get("puis")
+    # Under a weighted formula, the net in USD too (ADR-0130).
+    money = "prix" in provenance
+    keys = [k for k in (par, puis) if k is not None]
+    for key in keys:
+        table.add_column(key)
     table.add_column("client")
-    for column in FIGURES:
+    for column in FIGURES + (["net USD"] if money else []):
         table.add_column(column, justify="right", overflow="fold")
     if par is None:
         for client, figures in result["economies"].items():
-            table.add_row(client, *_cells(figures))
+            table.add_row(client, *_cells(figures, money))
     else:
-        for key, clients in result["groupes"].items():
-            for client, figures in clients.items():
-                table.add_row(key, client, *_cells(figures))
+        for names, figures in _rows(result):
+            table.add_row(*names, *_cells(figures, money))
     table.add_section()
     if par is None:
-        table.add_row("total", *_cells(result["total"]), style="bold")
+        table.add_row("total", *_cells(result["total"], money), style="bold")
     else:
         # The rows shown, summed: for bounded days, the period's total.
-        rows = [f for clients in result["groupes"].values() for f in clients.values()]
+        rows = [f for _, f in _rows(result)]
         shown = Figures(*(sum(f[k] for f in rows)
                           for k in ("delegations", "evites", "pilotage", "corrections")))
-        table.add_row("", "total", *_cells(shown.as_dict()), style="bold")
+        total = shown.as_dict()
+        if money:
+            total["en_usd"] = {"net": _usd_sum(f["en_usd"]["net"] for f in rows)}
+        table.add_row(*[""] * len(keys), "total", *_cells(total, money), style="bold")
     console = _console()
     console.print(table)
     console.print(_provenance_line(result), style="dim", soft_wrap=True, highlight=False)
+
+
+def _usd_sum(amounts: Iterable[str]) -> str:
+    """Exact decimal texts summed, as exact decimal text (``domain.argent``)."""
+    return decimal_text(sum((Fraction(a) for a in amounts), Fraction(0)))
 
 
 def _provenance_line(result: dict[str, Any]) -> str:
@@ -156,7 +190,7 @@ def rapport(data: Path, database_url: str | None, fuseau: str | None, journal: P
     try:
         check_bounds("jour", depuis, jusqu_au, FLAGS)
     except BoundsError as exc:
-        raise click.BadParameter(str(exc), param_hint="--depuis/--jusqu-au") from None
+        raise click.UsageError(str(exc)) from None
     if fuseau is not None:
         _check_zone(fuseau)
     drawing()  # without the report extra, say so (MissingExtra) before opening anything

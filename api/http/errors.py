@@ -20,7 +20,7 @@ from starlette.responses import JSONResponse
 from miam_economies.api.extras import MissingExtra
 from miam_economies.api.http.body import BodyTooLarge, MalformedBody, SlowBody
 from miam_economies.api.store.application import StoreUnavailable
-from miam_economies.domain.bilan import BoundsError
+from miam_economies.domain.breakdowns import BoundsError
 from miam_economies.domain.classement import ClassementError
 from miam_economies.domain.errors import MiamEconomiesError
 from miam_economies.domain.validation import SchemaError

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from miam_economies.api.http.openapi_classement import classement_path, classement_schema
+from miam_economies.api.http.representation import FORMATS
 from miam_economies.domain.schema import (
     COMMON,
     EVENTS,
@@ -98,8 +99,20 @@ _FIGURES = {
         "net": {"type": "integer"}, "taux_reprise": {"type": "number", "nullable": True},
         "anomalies": {"type": "object", "additionalProperties": {"type": "integer"}},
         "conflits": {"type": "integer"},
+        "en_usd": {"type": "object", "description": "Under a weighted formula: the figures "
+                   "in USD at the reference model's input price, exact decimal text "
+                   "(ADR-0130)",
+                   "required": ["evites", "pilotage", "corrections", "net"],
+                   "properties": {k: {"type": "string", "pattern": r"^-?\d+\.\d{2,}$"}
+                                  for k in ("evites", "pilotage", "corrections", "net")}},
     },
 }
+PRIX = {"type": "object", "description": "The price table of a weighted formula (ADR-0130)",
+        "required": ["modele_reference", "usd_par_million", "source", "sha256"],
+        "properties": {"modele_reference": {"type": "string"},
+                       "usd_par_million": {"type": "string"},
+                       "source": {"type": "string"},
+                       "sha256": {"type": "string", "nullable": True}}}
 _ERROR = {"type": "object", "required": ["ok", "erreur"],
           "properties": {"ok": {"type": "boolean", "enum": [False]},
                          "erreur": {"type": "string"}}}
@@ -111,6 +124,18 @@ def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
 
 def _error(description: str) -> dict[str, Any]:
     return _json({"$ref": "#/components/schemas/Erreur"}, description)
+
+
+def _with_csv(operation: dict[str, Any]) -> dict[str, Any]:
+    """``operation`` (a breakdown route's GET) also answering CSV (ADR-0134): its 200 offers
+    ``text/csv``, and it takes ``format`` (``json`` or ``csv``; any other value is a 400)."""
+    operation["parameters"] = [*operation.get("parameters", []), {
+        "name": "format", "in": "query", "schema": {"type": "string", "enum": list(FORMATS)},
+        "description": "csv: one row per group, a header row (RFC 4180); without it, an "
+                       "Accept header preferring text/csv to application/json does the same"}]
+    operation["responses"]["200"]["content"]["text/csv"] = {"schema": {"type": "string"}}
+    operation["responses"]["400"]["description"] += "; format is not json or csv"
+    return operation
 
 
 def openapi_document() -> dict[str, Any]:
@@ -125,11 +150,15 @@ def openapi_document() -> dict[str, Any]:
             "formule": {"type": "string"},
             "position": {"type": "integer", "minimum": 0},
             "par": {"type": "string"},
+            "puis": {"type": "string"},
+            # {key: {client: figures}}, or with puis {key: {key of puis: {client: ...}}}.
             "groupes": {"type": "object", "additionalProperties": {
-                "type": "object", "additionalProperties": _FIGURES}},
+                "type": "object", "additionalProperties": {"anyOf": [
+                    _FIGURES, {"type": "object", "additionalProperties": _FIGURES}]}}},
             "provenance": {"type": "object",
                            "required": ["formule", "position", "tete", "evenements",
-                                        "fuseau", "genere_le"]},
+                                        "fuseau", "genere_le"],
+                           "properties": {"prix": PRIX}},
             "conservation": {"type": "object",
                              "required": ["stockes", "comptes", "en_attente"]},
         },
@@ -192,18 +221,24 @@ def openapi_document() -> dict[str, Any]:
                     **auth_errors,
                 },
             }},
-            "/economies/bilan": {"get": {
+            "/economies/bilan": {"get": _with_csv({
                 "summary": "The bilan snapshot, optionally broken down",
                 "parameters": [
-                    {"name": "par", "in": "query", "schema": {"type": "string"}},
+                    {"name": "par", "in": "query", "schema": {"type": "string"},
+                     "description": "client, jour, semaine, mois, modele, demande or a "
+                                    "journal field"},
+                    {"name": "puis", "in": "query", "schema": {"type": "string"},
+                     "description": "A second dimension splitting each group of par "
+                                    "(ADR-0133)"},
                     {"name": "depuis", "in": "query", "schema": day},
                     {"name": "jusqu_au", "in": "query", "schema": day},
                     {"name": "attendre", "in": "query",
                      "schema": {"type": "string", "enum": ["1"]}},
                 ],
                 "responses": {"200": _json({"$ref": "#/components/schemas/Bilan"}, "Bilan"),
-                              "400": _error("Bad day bounds"), **auth_errors},
-            }},
+                              "400": _error("Bad day bounds or dimensions"),
+                              **auth_errors},
+            })},
             "/economies/demandes/{demande_id}": {"get": {
                 "summary": "One demande's figures",
                 "parameters": [{"name": "demande_id", "in": "path", "required": True,
@@ -214,7 +249,7 @@ def openapi_document() -> dict[str, Any]:
                                            "The demande"),
                               "404": _error("Never seen"), **auth_errors},
             }},
-            "/economies/classement": {"get": classement_path(auth_errors)},
+            "/economies/classement": {"get": _with_csv(classement_path(auth_errors))},
             "/openapi.json": {"get": {
                 "summary": "This document, without auth", "security": [],
                 "responses": {"200": _json({"type": "object", "required": ["openapi"]},

@@ -30,7 +30,14 @@ def classement_schema() -> dict[str, Any]:
             "intervalle_net_par_demande": interval,
             "intervalle_taux_reprise": interval,
             "suffisant": {"type": "boolean"},
-            "rang": {"type": "integer", "minimum": 1, "nullable": True}}}
+            "rang": {"type": "integer", "minimum": 1, "nullable": True},
+            # Under a weighted formula: USD as exact (or micro-dollar) text (ADR-0130).
+            "en_usd": {"type": "object", "properties": {
+                **{name: {"type": "string"} for name in
+                   ("evites", "pilotage", "corrections", "net", "net_par_demande")},
+                "intervalle_net_par_demande": {
+                    "type": "array", "nullable": True, "minItems": 2, "maxItems": 2,
+                    "items": {"type": "string", "nullable": True}}}}}}
     comparaison = {
         "type": "object",
         "required": ["a", "b", "difference", "intervalle", "verdict", "raison"],
@@ -54,6 +61,8 @@ def classement_schema() -> dict[str, Any]:
             "comparaisons": {"type": "array", "items": comparaison},
             "attente_expiree": {"type": "boolean"},
             "comparaisons_limite": {"type": "integer", "minimum": 1},
+            "prix": {"type": "object", "description": "The price table of a weighted "
+                     "formula (ADR-0130)"},
         },
     }
 

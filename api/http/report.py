@@ -3,10 +3,11 @@
 ``report_data`` gathers the figures from the projection's snapshots (never from the
 events): today's net and the period's, per day (net; evites, pilotage and corrections),
 the taux de reprise per journal ``preset`` and ``format`` (ranked), the classement of
-presets (and formats) with its intervals, the cost per model,
-anomalies and conflicts. ``report_page`` draws them: charts as inline SVG by ``pygal`` in
-a Jinja2 template shipped in the package; the page needs no network and its
-Content-Security-Policy forbids any (ADR-0023).
+presets (and formats) with its intervals, the cost per model, anomalies and conflicts;
+under a weighted formula, the period's and today's figures and each model's pilotage in
+USD too, as exact decimal text (ADR-0130). ``report_page`` draws them: charts as inline
+SVG by ``pygal`` in a Jinja2 template shipped in the package; the page needs no network
+and its Content-Security-Policy forbids any (ADR-0023).
 
 pygal and Jinja2 are the ``report`` extra's (ADR-0044) and are imported only when a page
 is drawn: importing the routes leaves the host's import system as it was (pygal appends
@@ -18,11 +19,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import datetime
+from fractions import Fraction
 from types import ModuleType
 from typing import Any
 
 from miam_economies.api.extras import require
 from miam_economies.api.service.services import Services
+from miam_economies.domain.argent import usd
 from miam_economies.domain.bilan import Figures
 from miam_economies.projections.view import INCONNU
 
@@ -39,6 +42,22 @@ def _summed(clients: Iterable[Mapping[str, Any]]) -> Figures:
     return Figures(*(sum(int(row[k]) for row in rows) for k in _SUMS))
 
 
+def _rate(answer: Mapping[str, Any]) -> Fraction | None:
+    """USD per million weighted tokens of the formula ``answer``'s figures were folded
+    under (its ``provenance.prix``, exact decimal text read back exactly), or None under a
+    formula of token counts (``v1``, ``v1-serveur``). Read from each answer rather than
+    once: a replay may switch the formula between two reads of one report."""
+    prix = answer["provenance"].get("prix")
+    return None if prix is None else Fraction(prix["usd_par_million"])
+
+
+def _en_usd(f: Figures, rate: Fraction) -> dict[str, str]:
+    """``f``'s four sums (weighted tokens) in USD at ``rate``, exact decimal text, as the
+    bilan's ``en_usd`` (``domain.argent.usd``; ADR-0130)."""
+    return {"evites": usd(f.evites, rate), "pilotage": usd(f.pilotage, rate),
+            "corrections": usd(f.corrections, rate), "net": usd(f.net, rate)}
+
+
 def report_data(services: Services, depuis: str | None = None,
                 jusqu_au: str | None = None, *, today: str | None = None) -> dict[str, Any]:
     """Every figure the report shows, as JSON-ready data.
@@ -51,18 +70,28 @@ def report_data(services: Services, depuis: str | None = None,
     taux_reprise (highest first; groups without a rate left out),
     "modeles": [{"modele", "pilotage", "tours", "usd"}] by cost, "anomalies":
     {kind: events}, "conflits": versions, "classement": {field: the classement document
-    (``Services.classement``)} for ``preset``, and ``format`` when the journal has it}``.
-    Figures in tokens; ``usd`` null when a
-    model has no known price. Raises ``PersistenceError`` and ``ValueError`` for unsound
-    bounds.
+    (``Services.classement``)} for ``preset``, and ``format`` when the journal has it,
+    "prix"}``. Figures in tokens; ``usd`` (float, the model's own prices, any formula)
+    null when a model has no known price.
+
+    Money (ADR-0130): under a weighted formula, ``prix`` is the period's
+    ``provenance.prix`` (``modele_reference``, ``usd_par_million``, ``source``,
+    ``sha256``), and ``periode`` and ``aujourd_hui`` have ``en_usd`` (``{"evites",
+    "pilotage", "corrections", "net"}``), each model row ``en_usd: {"pilotage"}``: USD at
+    the reference model's input price, exact decimal text computed from the integer sums
+    (never a float). Under ``v1``/``v1-serveur`` ``prix`` is None and no ``en_usd``
+    appears. Raises ``PersistenceError`` and ``ValueError`` for unsound bounds.
     """
     bilan = services.bilan()
     today = today or datetime.now(services.projection.zone).date().isoformat()
-    jours_groupes = services.bilan("jour", depuis, jusqu_au)["groupes"]
+    par_jour = services.bilan("jour", depuis, jusqu_au)
     jours = [{"jour": day, **_summed(clients.values()).as_dict()}
-             for day, clients in sorted(jours_groupes.items())]
+             for day, clients in sorted(par_jour["groupes"].items())]
     periode = _summed(jours)
-    aujourd_hui = services.bilan("jour", today, today)["groupes"].get(today, {})
+    rate = _rate(par_jour)
+    aujourd_hui_lu = services.bilan("jour", today, today)
+    aujourd_hui = _summed(aujourd_hui_lu["groupes"].get(today, {}).values())
+    rate_today = _rate(aujourd_hui_lu)
     reprise: dict[str, list[dict[str, Any]]] = {}
     for field in JOURNAL_FIELDS:
         groups = services.bilan(field)["groupes"]
@@ -76,13 +105,19 @@ def report_data(services: Services, depuis: str | None = None,
         rows.sort(key=lambda r: (-r["taux_reprise"], r["valeur"] == INCONNU, r["valeur"]))
         reprise[field] = rows
     modeles = []
-    for modele, clients in services.bilan("modele")["groupes"].items():
+    par_modele = services.bilan("modele")
+    rate_modeles = _rate(par_modele)
+    for modele, clients in par_modele["groupes"].items():
         cells = list(clients.values())
         prices = [c.get("usd") for c in cells]
-        modeles.append({"modele": modele, "pilotage": sum(int(c["pilotage"]) for c in cells),
-                        "tours": sum(int(c.get("tours", 0)) for c in cells),
-                        "usd": None if any(p is None for p in prices)
-                        else round(sum(prices), 6)})
+        pilotage = sum(int(c["pilotage"]) for c in cells)
+        row: dict[str, Any] = {"modele": modele, "pilotage": pilotage,
+                               "tours": sum(int(c.get("tours", 0)) for c in cells),
+                               "usd": None if any(p is None for p in prices)
+                               else round(sum(prices), 6)}
+        if rate_modeles is not None:
+            row["en_usd"] = {"pilotage": usd(pilotage, rate_modeles)}
+        modeles.append(row)
     modeles.sort(key=lambda m: (-m["pilotage"], m["modele"]))
     # The classement of preset always; of format when the journal has it (SPEC).
     classement = {}
@@ -94,10 +129,14 @@ def report_data(services: Services, depuis: str | None = None,
         "provenance": bilan["provenance"],
         "economies": bilan["economies"],
         "total": bilan["total"],
-        "aujourd_hui": {"jour": today, "net": _summed(aujourd_hui.values()).net},
+        "aujourd_hui": {"jour": today, "net": aujourd_hui.net,
+                        **({} if rate_today is None
+                           else {"en_usd": _en_usd(aujourd_hui, rate_today)})},
         "periode": {"depuis": depuis or (jours[0]["jour"] if jours else None),
                     "jusqu_au": jusqu_au or (jours[-1]["jour"] if jours else None),
-                    **periode.as_dict()},
+                    **periode.as_dict(),
+                    **({} if rate is None else {"en_usd": _en_usd(periode, rate)})},
+        "prix": par_jour["provenance"].get("prix"),
         "jours": jours,
         "reprise": reprise,
         "modeles": modeles,

@@ -59,11 +59,46 @@ def _tokens(value: float | None) -> str:
     return f"{value:,}" if isinstance(value, int) else f"{value:,.0f}"
 
 
+def dollars(text: str | None) -> str:
+    """An exact amount (decimal text, ``domain.argent``: ``"-1234.017871"``) as printed:
+    ``"-$1,234.017871"``, every digit kept; ``"-"`` for None."""
+    if text is None:
+        return "-"
+    sign, digits = ("-", text[1:]) if text.startswith("-") else ("", text)
+    whole, _, decimals = digits.partition(".")
+    return f"{sign}${int(whole):,}.{decimals}"
+
+
+def _axis_dollars(value: float) -> str:
+    # A chart's axis ticks are floats (pygal's scale), never a figure: at most six
+    # decimals, as many as they need.
+    text = f"{value:,.6f}".rstrip("0")
+    return "$" + (text + "00" if text.endswith(".") else text)
+
+
+def money_chart(modeles: list[Mapping[str, Any]], reference: str) -> Markup:
+    """Pilotage per model in USD at ``reference``'s prices, horizontal bars: each
+    ``en_usd.pilotage`` turned into a float for drawing only, each bar labelled with its
+    exact text (``dollars``)."""
+    chart = pygal.HorizontalBar(**_config(
+        title=f"Pilotage cost per model (USD at {reference}'s prices)", show_legend=False,
+        print_values=True, value_formatter=_axis_dollars,
+        height=max(160, 60 + 28 * len(modeles)),
+        x_labels=[m["modele"] for m in reversed(modeles)]))
+    chart.add("pilotage (USD)", [
+        None if "en_usd" not in m else
+        {"value": float(m["en_usd"]["pilotage"]),
+         "formatter": lambda _value, text=m["en_usd"]["pilotage"]: dollars(text)}
+        for m in reversed(modeles)])
+    return _svg(chart)
+
+
 def charts(data: Mapping[str, Any]) -> dict[str, Markup]:
     """The report's charts as inline SVG, by element id: ``net-par-jour`` (bars),
     ``flux-par-jour`` (evites up, pilotage and corrections down, stacked per day),
     ``reprise-<field>`` for each of ``JOURNAL_FIELDS`` (ranked horizontal bars, percent),
-    ``cout-par-modele`` (pilotage tokens per model, horizontal bars), and
+    ``cout-par-modele`` (pilotage tokens per model, horizontal bars), under a weighted
+    formula (``data["prix"]``) ``cout-par-modele-usd`` (``money_chart``), and
     ``classement-<field>`` for each classement (``interval_chart``)."""
     days = [d["jour"] for d in data["jours"]]
     day_labels = {"x_labels": days, "x_label_rotation": 45,
@@ -96,6 +131,8 @@ def charts(data: Mapping[str, Any]) -> dict[str, Markup]:
         x_labels=[m["modele"] for m in reversed(modeles)]))
     cout.add("pilotage", [m["pilotage"] for m in reversed(modeles)])
     out["cout-par-modele"] = _svg(cout)
+    if data.get("prix") is not None:
+        out["cout-par-modele-usd"] = money_chart(modeles, data["prix"]["modele_reference"])
     for field, ranked in data.get("classement", {}).items():
         out[f"classement-{field}"] = interval_chart(ranked, field)
     return out
@@ -174,6 +211,7 @@ def interval_chart(ranked: Mapping[str, Any], field: str) -> Markup:
 _TEMPLATES = Environment(loader=PackageLoader("miam_economies.api.http", "templates"),
                          autoescape=select_autoescape(["html"]))
 _TEMPLATES.filters["tokens"] = _tokens
+_TEMPLATES.filters["dollars"] = dollars
 _TEMPLATES.filters["taux"] = lambda v: "-" if v is None else f"{v:.1%}"
 _TEMPLATES.filters["phrases"] = lambda doc: phrases(
     [g["cle"] for g in doc["groupes"] if g["rang"] is not None], doc["comparaisons"])

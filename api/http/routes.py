@@ -18,11 +18,13 @@ from miam_economies.api.http.metrics import METRICS_STATE, Metrics
 from miam_economies.api.http.observer import OUTCOME
 from miam_economies.api.http.openapi import openapi_document
 from miam_economies.api.http.report import render_report
+from miam_economies.api.http.representation import represented
+from miam_economies.api.service.csv_answers import bilan_csv, classement_csv
 from miam_economies.api.service.freshness import folded_up_to
 from miam_economies.api.service.services import Services
 from miam_economies.api.store.application import Appended
 from miam_economies.domain.acceptance import accept_batch
-from miam_economies.domain.bilan import check_bounds
+from miam_economies.domain.breakdowns import check_bounds
 from miam_economies.domain.classement import DEFAULT_MIN, SELON, check_parametres, parse_min
 
 STATE = "economies"
@@ -82,21 +84,25 @@ async def post_economies(request: Request) -> JSONResponse:
     return JSONResponse(answer)
 
 
-async def get_bilan(request: Request) -> JSONResponse:
-    """The bilan snapshot; ``?par=`` adds a breakdown (``client``, ``jour``, ``modele``,
-    ``demande`` or a journal field), ``?depuis=``/``?jusqu_au=`` (``YYYY-MM-DD``,
-    inclusive) bound its days. With ``?attendre=1``, first wait (at most ``attendre_max``
-    s) until the projection has folded every event stored before this request."""
+async def get_bilan(request: Request) -> Response:
+    """The bilan snapshot; ``?par=`` adds a breakdown (``client``, ``jour``, ``semaine``,
+    ``mois``, ``modele``, ``demande`` or a journal field), ``?puis=`` splits each of its
+    groups by a second dimension (ADR-0133), ``?depuis=``/``?jusqu_au=`` (``YYYY-MM-DD``,
+    inclusive) bound its days when either is a period. With ``?attendre=1``, first wait
+    (at most ``attendre_max`` s) until the projection has folded every event stored
+    before this request."""
     services = _services(request)
     query = request.query_params
     par = query.get("par") or None
+    puis = query.get("puis")
     bounds = {name: query[name] for name in ("depuis", "jusqu_au") if name in query}
-    check_bounds(par, bounds.get("depuis"), bounds.get("jusqu_au"))  # BoundsError: 400
+    check_bounds(par, bounds.get("depuis"), bounds.get("jusqu_au"),  # BoundsError: 400
+                 puis=puis)
     waited = await _maybe_wait(request, services)
-    bilan = await run_in_threadpool(services.bilan, par, **bounds)
+    bilan = await run_in_threadpool(services.bilan, par, puis=puis, **bounds)
     if waited is False:
         bilan["provenance"]["attente_expiree"] = True
-    return JSONResponse(bilan)
+    return represented(request, bilan, bilan_csv, "bilan")  # JSON, or CSV (ADR-0134)
 
 
 async def _maybe_wait(request: Request, services: Services) -> bool | None:
@@ -120,7 +126,7 @@ async def get_demande(request: Request) -> JSONResponse:
     return JSONResponse(found)
 
 
-async def get_classement(request: Request) -> JSONResponse:
+async def get_classement(request: Request) -> Response:
     """The classement (SPEC, "Ranking presets: the classement"): ``?par=`` (``client`` or
     a journal field; required), ``?selon=`` (``taux``, the default, or ``net``),
     ``?min=`` (an integer >= 1, default ``DEFAULT_MIN``), ``?apparier=`` (the journal
@@ -137,7 +143,7 @@ async def get_classement(request: Request) -> JSONResponse:
     answer = await run_in_threadpool(services.classement, par, minimum, selon, apparier)
     if waited is False:
         answer["attente_expiree"] = True
-    return JSONResponse(answer)
+    return represented(request, answer, classement_csv, "classement")  # ADR-0134
 
 
 async def get_rapport(request: Request) -> Response:

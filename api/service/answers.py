@@ -6,30 +6,78 @@ shape, out of the read model (ADR-0120)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from fractions import Fraction
+from typing import Any, cast
 
+from miam_economies.domain.argent import decimal_text, usd, usd_rounded
 from miam_economies.domain.bilan import Figures, FiguresModele, total
 from miam_economies.domain.classement import CRITERES, MAX_COMPARED, Groupe
 from miam_economies.domain.ecarts import Comparaison
-from miam_economies.projections.view import BilanSnapshot, DemandeLue, Groupes
+from miam_economies.domain.formulas import Prix
+from miam_economies.projections.view import BilanSnapshot, DemandeLue, Groupes, Groupes2
 
 
-def _figures(f: Figures, kinds: Mapping[str, int], conflicts: int) -> dict[str, Any]:
-    return {**f.as_dict(), "anomalies": dict(kinds), "conflits": conflicts}
+def en_usd(f: Figures, prix: Prix) -> dict[str, str]:
+    """``f``'s summed figures (weighted tokens) in USD at ``prix``'s reference input price:
+    ``{"evites", "pilotage", "corrections", "net"}``, each exact decimal text
+    (``domain.argent.usd``; ADR-0130)."""
+    rate = prix.usd_par_million
+    return {"evites": usd(f.evites, rate), "pilotage": usd(f.pilotage, rate),
+            "corrections": usd(f.corrections, rate), "net": usd(f.net, rate)}
 
 
-def groupes_answer(groupes: Groupes) -> dict[str, dict[str, dict[str, Any]]]:
-    """A breakdown's ``groupes``: ``{key: {client: figures}}``, a model's cell with its
-    ``tours``, ``usage`` and ``usd`` (``FiguresModele.as_dict``), every other the six
-    figures."""
-    return {key: {client: cell.as_dict(key) if isinstance(cell, FiguresModele)
-                  else cell.as_dict() for client, cell in clients.items()}
-            for key, clients in groupes.items()}
+def prix_answer(prix: Prix) -> dict[str, Any]:
+    """``provenance.prix`` (ADR-0130): the ``modele_reference`` whose input token is the
+    weighted figures' unit, its ``usd_par_million`` (exact decimal text), the table's
+    ``source`` in words and, for a user's price file, its ``sha256`` (else null)."""
+    return {"modele_reference": prix.reference,
+            "usd_par_million": decimal_text(prix.usd_par_million),
+            "source": prix.source, "sha256": prix.sha256}
+
+
+def _figures(f: Figures, kinds: Mapping[str, int], conflicts: int,
+             prix: Prix | None) -> dict[str, Any]:
+    out = {**f.as_dict(), "anomalies": dict(kinds), "conflits": conflicts}
+    if prix is not None:
+        out["en_usd"] = en_usd(f, prix)
+    return out
+
+
+def _cell(cell: Figures | FiguresModele, prix: Prix | None, modele: str) -> dict[str, Any]:
+    # ``modele``: the model a ``FiguresModele`` cell is of (its key in the breakdown).
+    if isinstance(cell, FiguresModele):
+        out = cell.as_dict(modele)
+        figures = Figures(pilotage=cell.cout)
+    else:
+        out, figures = cell.as_dict(), cell
+    if prix is not None:
+        out["en_usd"] = en_usd(figures, prix)
+    return out
+
+
+def groupes_answer(groupes: Groupes | Groupes2, prix: Prix | None = None,
+                   puis: str | None = None, par: str | None = None
+                   ) -> dict[str, Any]:
+    """A breakdown's ``groupes``: ``{key: {client: figures}}``, or with ``puis`` (two
+    dimensions, ADR-0133) ``{key of par: {key of puis: {client: figures}}}``. A model's
+    cell (``par`` or ``puis`` is ``modele``) has its ``tours``, ``usage`` and ``usd``
+    (``FiguresModele.as_dict``), every other the six figures; under a weighted formula
+    (``prix``) each cell has its ``en_usd`` too (ADR-0130)."""
+    if puis is None:
+        one = cast(Groupes, groupes)
+        return {key: {client: _cell(cell, prix, key) for client, cell in clients.items()}
+                for key, clients in one.items()}
+    two = cast(Groupes2, groupes)
+    return {a: {b: {client: _cell(cell, prix, a if par == "modele" else b)
+                    for client, cell in clients.items()}
+                for b, clients in inner.items()}
+            for a, inner in two.items()}
 
 
 def bilan_answer(snapshot: BilanSnapshot, tete: int, stockes: int, genere_le: str,
                  meme_source: bool | None = True,
-                 journal: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                 journal: Mapping[str, Any] | None = None,
+                 prix: Prix | None = None) -> dict[str, Any]:
     """The bilan's wire shape (SPEC, "Interfaces"): ``economies`` (clients sorted by
     name), ``total``, ``formule``, ``position``, ``provenance``, ``conservation``, and
     ``par``/``groupes`` for a breakdown.
@@ -40,8 +88,10 @@ def bilan_answer(snapshot: BilanSnapshot, tete: int, stockes: int, genere_le: st
     whether the store's event at the position is the one the projection folded there
     (None when not known), so that a store replaced by another of the same length shows
     (ADR-0105); ``journal``: the journal's state as joined (``provenance.journal``,
-    ``BilanView.journal_state``), when there is one. No events gives an empty
-    ``economies`` and zero totals.
+    ``BilanView.journal_state``), when there is one; ``prix``: the formula's price table
+    when it is a weighted one, which adds ``en_usd`` to every figures and
+    ``provenance.prix`` (ADR-0130). No events gives an empty ``economies`` and zero
+    totals.
     """
     anomalies = snapshot.anomalies or {}
     conflits = snapshot.conflits or {}
@@ -52,9 +102,10 @@ def bilan_answer(snapshot: BilanSnapshot, tete: int, stockes: int, genere_le: st
     clients = snapshot.clients
     bilan: dict[str, Any] = {
         "economies": {name: _figures(clients[name], anomalies.get(name, {}),
-                                     conflits.get(name, 0))
+                                     conflits.get(name, 0), prix)
                       for name in sorted(clients)},
-        "total": _figures(total(clients.values()), all_kinds, sum(conflits.values())),
+        "total": _figures(total(clients.values()), all_kinds, sum(conflits.values()),
+                          prix),
         "formule": snapshot.formule,
         "position": snapshot.position,
         "provenance": {
@@ -65,6 +116,7 @@ def bilan_answer(snapshot: BilanSnapshot, tete: int, stockes: int, genere_le: st
             "fuseau": snapshot.fuseau,
             "genere_le": genere_le,
             **({} if journal is None else {"journal": dict(journal)}),
+            **({} if prix is None else {"prix": prix_answer(prix)}),
         },
         "conservation": {
             "stockes": stockes,
@@ -75,8 +127,11 @@ def bilan_answer(snapshot: BilanSnapshot, tete: int, stockes: int, genere_le: st
     }
     if snapshot.par is not None:
         bilan["par"] = snapshot.par
+        if snapshot.puis is not None:
+            bilan["puis"] = snapshot.puis
         bilan["groupes"] = (None if snapshot.groupes is None
-                            else groupes_answer(snapshot.groupes))
+                            else groupes_answer(snapshot.groupes, prix, snapshot.puis,
+                                                snapshot.par))
     return bilan
 
 
@@ -114,19 +169,41 @@ def demande_answer(entries: Sequence[DemandeLue]) -> dict[str, Any] | None:
     return answer
 
 
+def groupe_en_usd(groupe: Groupe, prix: Prix) -> dict[str, Any]:
+    """A classement group's figures in USD (ADR-0130): its four sums exact, its
+    ``net_par_demande`` and that interval's bounds (means: no finite decimal need express
+    them) rounded half up to the micro-dollar; all decimal text."""
+    rate = prix.usd_par_million
+    interval = groupe.intervalle_net_par_demande
+    return {
+        "evites": usd(groupe.evites, rate), "pilotage": usd(groupe.pilotage, rate),
+        "corrections": usd(groupe.corrections, rate), "net": usd(groupe.net, rate),
+        "net_par_demande": usd_rounded(Fraction(groupe.net, groupe.demandes), rate),
+        "intervalle_net_par_demande": None if interval is None else [
+            None if bound is None else usd_rounded(Fraction(bound), rate)
+            for bound in interval],
+    }
+
+
 def classement_answer(par: str, formule: str, position: int, minimum: int, selon: str,
                       groupes: Sequence[Groupe], verdicts: Sequence[Comparaison],
-                      ranked: int, apparier: str | None) -> dict[str, Any]:
+                      ranked: int, apparier: str | None,
+                      prix: Prix | None = None) -> dict[str, Any]:
     """The classement's wire shape (SPEC, "Ranking presets: the classement"): ``{"par",
     "formule", "position", "min", "critere", "groupes", "comparaisons"}``, with
     ``"comparaisons_limite": MAX_COMPARED`` when more groups are ranked (``ranked``: how
     many; only the first ``MAX_COMPARED`` are compared), and ``"apparier"`` when
-    asked."""
+    asked. Under a weighted formula (``prix``) each group has its ``en_usd``
+    (``groupe_en_usd``) and the answer its ``prix`` (``prix_answer``; ADR-0130)."""
     answer: dict[str, Any] = {
         "par": par, "formule": formule, "position": position, "min": minimum,
         "critere": CRITERES[selon],
-        "groupes": [groupe.as_dict() for groupe in groupes],
+        "groupes": [groupe.as_dict() if prix is None
+                    else {**groupe.as_dict(), "en_usd": groupe_en_usd(groupe, prix)}
+                    for groupe in groupes],
         "comparaisons": [verdict.as_dict() for verdict in verdicts]}
+    if prix is not None:
+        answer["prix"] = prix_answer(prix)
     if ranked > MAX_COMPARED:
         answer["comparaisons_limite"] = MAX_COMPARED
     if apparier is not None:

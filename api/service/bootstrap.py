@@ -22,6 +22,7 @@ from zoneinfo import ZoneInfo
 from eventsourcing.persistence import PersistenceError
 
 from miam_economies.api.extras import require
+from miam_economies.api.service.formules import formula_for
 from miam_economies.api.service.pacing import PACING_FILE, IngestFirst, SharedPacing
 from miam_economies.api.service.services import Services
 from miam_economies.api.service.serving import follower, open_active
@@ -29,7 +30,6 @@ from miam_economies.api.service.settings import Settings
 from miam_economies.api.service.switching import ActiveProjection
 from miam_economies.api.store.application import EventStore
 from miam_economies.api.store.backends import Database
-from miam_economies.domain.formulas import FORMULES
 from miam_economies.projections.projection import BilanProjection
 from miam_economies.projections.runner import CatchUpRunner
 from miam_economies.projections.sql_view import SqlBilanView
@@ -167,7 +167,7 @@ def open_services(settings: Settings, *,
         journal = follower(view, recorded, settings.data)
         settings = replace(settings, fuseau=recorded.fuseau, journal=journal.path)
         serving = ActiveProjection(BilanProjection(view, ZoneInfo(recorded.fuseau),
-                                                   FORMULES[recorded.formule]))
+                                                   formula_for(view, recorded.formule)))
         ingest_first = IngestFirst(pacing, max_defer=MAX_DEFER)
         runner = CatchUpRunner(store, serving.now, journal=journal,
                                poll_interval=settings.poll_interval, pacing=ingest_first)

@@ -18,7 +18,7 @@ async def folded_up_to(services: Services, position: int, timeout: float) -> boo
     Returns whether both were reached. The runner folds now, even during ingestion
     (``IngestFirst.waiting``), and is woken at once (the journal is otherwise looked at
     every poll interval). Polls every 20 ms: folds by other processes send no signal.
-    Raises ``PersistenceError``, and ``KeyError`` for a formula this release does not
+    Raises ``PersistenceError``, and ``UnknownFormula`` for a formula this release does not
     know (``ActiveProjection.now``).
     """
     deadline = time.monotonic() + timeout

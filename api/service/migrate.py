@@ -6,8 +6,8 @@ bytes), so each event's id, payload and ``recu_le`` arrive unchanged, conflicts
 (``ConflitRecu``) included, in the source's order. A stream already in the target is
 skipped, so a second run copies nothing and an interrupted run resumes. The projection
 that serves the source is then built in the target under the same name and settings
-(formula, zone, journal) by replaying the target's store, and its figures are compared
-with the source's.
+(formula, zone, journal; a user's price table: ADR-0131) by replaying the target's store,
+and its figures are compared with the source's.
 """
 
 from __future__ import annotations
@@ -124,10 +124,14 @@ def migrate(data: Path, source_url: str, target_url: str,
         name = source.projection.tracking_name
         recorded = source.projection.view.settings_of(name)
         assert recorded is not None
+        # A user's price table travels with the projection built on it (ADR-0131).
+        prices = source.projection.view.recorded_formula(recorded.formule)
         with closing(open_store(target_db, lock_timeout)) as target:
             copied, already = copy_events(source.store, target, stage("copy"))
             view, datastore = open_view(target_db, lock_timeout)
             try:
+                if prices is not None:
+                    view.record_formula(prices)
                 view.record_settings(name, recorded)
                 active = view.active()
                 built = build_projection(target, view, name, stage("replay"), data=data)

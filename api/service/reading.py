@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 from miam_economies.api.service.answers import bilan_answer, classement_answer
 from miam_economies.api.service.bootstrap import open_services
 from miam_economies.api.service.settings import DEFAULT_DATA, Settings, machine_fuseau
+from miam_economies.domain.breakdowns import check_bounds
 from miam_economies.domain.classement import DEFAULT_MIN, SELON, check_parametres
 from miam_economies.domain.formulas import V1
 from miam_economies.domain.instants import iso_utc
@@ -38,12 +39,13 @@ def read_bilan(data: Path | str = DEFAULT_DATA, *, par: str | None = None,
                depuis: str | None = None, jusqu_au: str | None = None,
                fuseau: str | None = None, journal: Path | str | None = None,
                catch_up: bool = True, database_url: str | None = None,
-               lock_timeout: int = 5) -> dict[str, Any]:
+               lock_timeout: int = 5, puis: str | None = None) -> dict[str, Any]:
     """The bilan of data directory ``data`` (or of ``database_url``: ``api.store.backends``), as
     ``GET /economies/bilan`` gives it.
 
-    ``par``, ``depuis``, ``jusqu_au``: the breakdown and its day bounds (``YYYY-MM-DD``,
-    inclusive), as the HTTP query; ``fuseau``: IANA zone the days are cut in (default:
+    ``par``, ``puis``, ``depuis``, ``jusqu_au``: the breakdown (``puis`` splits each group
+    of ``par``: ADR-0133) and its day bounds (``YYYY-MM-DD``, inclusive), as the HTTP
+    query; ``fuseau``: IANA zone the days are cut in (default:
     the projection's, or the machine's for a new one); ``journal``: MIAM's
     ``delegations.jsonl`` (default ``data/delegations.jsonl``); ``catch_up``: fold pending
     events and journal lines first, else read the snapshot as it stands (opening the
@@ -55,9 +57,11 @@ def read_bilan(data: Path | str = DEFAULT_DATA, *, par: str | None = None,
 
     A directory without a store gives the empty bilan and creates nothing. Raises
     ``ZoneInfoNotFoundError`` for an unknown zone, ``projections.view.ProjectionMismatch``
-    when the view was built with another explicit zone or journal, ``ValueError`` for
-    unsound day bounds, ``PersistenceError`` when a database fails.
+    when the view was built with another explicit zone or journal, ``BoundsError`` (a
+    ``ValueError``) for unsound breakdown parameters, ``PersistenceError`` when a
+    database fails.
     """
+    check_bounds(par, depuis, jusqu_au, puis=puis)
     settings = Settings(data=Path(data), fuseau=fuseau,
                         journal=None if journal is None else Path(journal),
                         database_url=database_url, lock_timeout=lock_timeout)
@@ -65,11 +69,11 @@ def read_bilan(data: Path | str = DEFAULT_DATA, *, par: str | None = None,
         zone = fuseau or machine_fuseau()
         ZoneInfo(zone)  # the same error for a bad zone, store or not
         empty = BilanSnapshot(V1.name, 0, 0, {}, fuseau=zone, par=par,
-                              groupes=None if par is None else {})
+                              groupes=None if par is None else {}, puis=puis)
         return bilan_answer(empty, 0, 0, iso_utc(datetime.now(UTC)))
     with open_services(settings, run_projections=False) as services:
         caught_up = services.runner.catch_up_unless_locked() if catch_up else True
-        bilan = services.bilan(par, depuis, jusqu_au)
+        bilan = services.bilan(par, depuis, jusqu_au, puis)
     if not caught_up:
         bilan["provenance"]["attente_expiree"] = True
         locked(bilan["position"], bilan["provenance"]["tete"])
@@ -103,23 +107,27 @@ def economies_section(data: Path | str = DEFAULT_DATA, *, par: str | None = None
                       depuis: str | None = None, jusqu_au: str | None = None,
                       fuseau: str | None = None, journal: Path | str | None = None,
                       catch_up: bool = True, database_url: str | None = None,
-                      lock_timeout: int = 5) -> dict[str, Any]:
+                      lock_timeout: int = 5, puis: str | None = None) -> dict[str, Any]:
     """The section MIAM's ``bilan`` tool adds to its answer (contract, point 4):
     ``{"economies": {"<client>": {"delegations", "evites", "pilotage", "corrections",
     "net", "taux_reprise", "anomalies", "conflits"}}}``, figures in tokens
     (``taux_reprise`` a ratio, null when evites <= 0), and with ``par`` (a breakdown, as
     ``read_bilan``'s: ``jour``, ``modele``, ``demande``, ``preset``, ``format``...) also
-    ``"par"`` and ``"groupes": {"<key>": {"<client>": figures}}``.
+    ``"par"`` and ``"groupes": {"<key>": {"<client>": figures}}`` (with ``puis``, also
+    ``"puis"``, each group split: ``{"<key>": {"<key of puis>": {"<client>": figures}}}``);
+    under a weighted formula every figures has its ``en_usd`` (ADR-0130).
 
     No store in ``data`` gives ``{"economies": {}}`` ("Fichier absent : section à zéro").
     The arguments and errors are ``read_bilan``'s.
     """
     bilan = read_bilan(data, par=par, depuis=depuis, jusqu_au=jusqu_au, fuseau=fuseau,
                        journal=journal, catch_up=catch_up, database_url=database_url,
-                       lock_timeout=lock_timeout)
+                       lock_timeout=lock_timeout, puis=puis)
     section: dict[str, Any] = {"economies": bilan["economies"]}
     if par is not None:
         section["par"] = bilan["par"]
+        if puis is not None:
+            section["puis"] = puis
         section["groupes"] = bilan["groupes"]
     return section
 

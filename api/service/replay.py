@@ -5,13 +5,17 @@ A replay builds a new projection (``bilan:<formule>:<fuseau>``) beside the one t
 from the event store, while the server keeps ingesting and serving; once it has caught up
 with the store it becomes the active projection in one statement, which the server's
 runner follows without restart. Interrupted, it resumes from its own tracking position.
+With a price file, the formula is the user's: its table is recorded in the view under its
+name, with the file's checksum, before the replay starts (ADR-0131).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import closing
+from contextlib import closing, contextmanager
 from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -19,31 +23,96 @@ from eventsourcing.persistence import PersistenceError
 
 from miam_economies.api.service.bootstrap import open_services, open_store, open_view
 from miam_economies.api.service.export import stored_events
+from miam_economies.api.service.formules import (
+    UnknownFormula,
+    check_same_file,
+    check_user_name,
+    read_price_file,
+    to_record,
+    unknown_formula,
+    user_formula,
+)
 from miam_economies.api.service.serving import REPLAY_PAGE, REPLAY_READ, build_projection
 from miam_economies.api.service.settings import Settings, machine_fuseau
 from miam_economies.domain.anomalies import anomalies
-from miam_economies.domain.bilan import Jours
+from miam_economies.domain.bilan import FiguresModele, Jours
 from miam_economies.domain.errors import MiamEconomiesError
 from miam_economies.domain.events import ConflitRecu
-from miam_economies.domain.formulas import FORMULES
+from miam_economies.domain.formulas import FORMULES, Formule
+from miam_economies.domain.instants import iso_utc
+from miam_economies.domain.tarifs_fichier import FormuleEnregistree
 from miam_economies.projections.delta import PageDelta
 from miam_economies.projections.projection import projection_name
+from miam_economies.projections.sql_view import SqlBilanView
 
 Progress = Callable[[int, int], None]
 """Called with (events folded, events in the store) as a replay advances."""
 
 
-class UnknownFormula(MiamEconomiesError, ValueError):
-    """No formula of that name in ``domain.formulas.FORMULES``."""
+__all__ = ["ReplayRefused", "UnknownFormula", "compare", "list_anomalies", "replay",
+           "replay_formula"]
 
 
-def formula_named(name: str) -> Any:
-    """The registered formula ``name``; raises ``UnknownFormula`` naming the known ones."""
+def replay_formula(settings: Settings, formule: str, tarifs: Path | None = None
+                   ) -> tuple[Formule, FormuleEnregistree | None]:
+    """The formula a replay under ``formule`` folds with, and what to record first (None
+    when nothing is to be recorded), checked against the view opened read-only: nothing
+    is written. Without ``tarifs``, a built-in formula or a recorded user formula. With
+    ``tarifs`` (a price file), the file is read and checked first, then the name: not a
+    built-in one (``check_user_name``), and, if recorded, recorded from a file of the same
+    checksum (then the replay resumes); ADR-0131. Raises ``UnknownFormula``,
+    ``FormulaRefused``, ``TarifsError``, ``PriceFileUnreadable``, ``PersistenceError``."""
+    if tarifs is None:
+        return _named_formula(settings, formule), None
+    prix = read_price_file(tarifs)
+    check_user_name(formule)
+    recorded = _recorded(settings, formule)
+    if recorded is not None:
+        check_same_file(recorded, prix.sha256, prix.fichier)
+        return user_formula(recorded), None
+    record = to_record(formule, prix, iso_utc(datetime.now(UTC)))
+    return user_formula(record), record
+
+
+@contextmanager
+def _existing_view(settings: Settings) -> Iterator[SqlBilanView | None]:
+    """The view of ``settings.database`` opened without creating or writing anything, or
+    None when there is none (SQLite: no projections file yet)."""
+    database = settings.database
+    if not database.is_postgres and not database.projections_path.exists():
+        yield None
+        return
+    view, datastore = open_view(database, settings.lock_timeout, create=False)
     try:
-        return FORMULES[name]
-    except KeyError:
-        raise UnknownFormula(
-            f"no formula {name!r}; known: {', '.join(sorted(FORMULES))}") from None
+        yield view
+    finally:
+        datastore.close()
+
+
+def _recorded(settings: Settings, name: str) -> FormuleEnregistree | None:
+    """User formula ``name`` as the view records it, read-only; None when the view, or
+    its registry (a view from before ADR-0131), is not there yet."""
+    with _existing_view(settings) as view:
+        if view is None:
+            return None
+        try:
+            return view.recorded_formula(name)
+        except PersistenceError as exc:
+            if "bilan_formules" in str(exc):
+                return None
+            raise
+
+
+def _named_formula(settings: Settings, name: str) -> Formule:
+    """Formula ``name``: built in, or a user formula recorded in the view (read-only).
+    Raises ``UnknownFormula``."""
+    builtin = FORMULES.get(name)
+    if builtin is not None:
+        return builtin
+    recorded = _recorded(settings, name)
+    if recorded is None:
+        raise unknown_formula(name)
+    return user_formula(recorded)
 
 
 class ReplayRefused(MiamEconomiesError, ValueError):
@@ -52,19 +121,25 @@ class ReplayRefused(MiamEconomiesError, ValueError):
 
 def replay(settings: Settings, formule: str, fuseau: str | None = None,
            progress: Progress | None = None, *, reconstruire: bool = False,
-           page_size: int = REPLAY_PAGE) -> dict[str, Any]:
+           page_size: int = REPLAY_PAGE, tarifs: Path | None = None) -> dict[str, Any]:
     """Build the bilan under ``formule`` (and zone ``fuseau``, default the active one)
     beside the one that serves, then make it the one that serves; return
-    ``{"projection", "evenements", "active"}`` (``active`` is another name if a concurrent
-    replay switched first: then this one does not switch).
+    ``{"projection", "evenements", "active", "prix"}`` (``active`` is another name if a
+    concurrent replay switched first: then this one does not switch; ``prix``: the user
+    formula's ``{"fichier", "sha256"}``, else None).
+
+    ``tarifs``: a price file, whose table is recorded under ``formule`` (a new name, or
+    one recorded from the same file) before anything else is written (``replay_formula``;
+    ADR-0131). Every refusal comes before any write.
 
     An existing projection of that name resumes from its position, unless
     ``reconstruire`` (then it is rebuilt from the first event; not for the active one).
     ``page_size``: events folded per view transaction (ADR-0011).
-    Raises ``UnknownFormula``, ``ReplayRefused``, ``ZoneInfoNotFoundError`` or
+    Raises ``UnknownFormula``, ``FormulaRefused``, ``TarifsError``,
+    ``PriceFileUnreadable``, ``ReplayRefused``, ``ZoneInfoNotFoundError`` or
     ``ValueError`` for a bad zone, ``ProjectionMismatch``, and ``PersistenceError``.
     """
-    formula = formula_named(formule)
+    formula, record = replay_formula(settings, formule, tarifs)
     if fuseau is not None:
         ZoneInfo(fuseau)  # before anything is written
     with open_services(_following(settings), run_projections=False) as services:
@@ -78,6 +153,9 @@ def replay(settings: Settings, formule: str, fuseau: str | None = None,
             raise ReplayRefused(
                 f"{name} serves the bilan: rebuilding it in place would serve it half-built; "
                 "replay into another formula or zone first")
+        if record is not None:
+            # Two replays recording one name from two files at once: the first wins.
+            check_same_file(view.record_formula(record), record.sha256, record.fichier)
         view.record_settings(name, replace(
             current, fuseau=zone, formule=formula.name,
             fuseau_explicite=current.fuseau_explicite or fuseau is not None))
@@ -86,8 +164,11 @@ def replay(settings: Settings, formule: str, fuseau: str | None = None,
         projection = build_projection(store, view, name, progress, page_size,
                                       data=settings.data)
         switched = name == active or view.activate(name, expected=active)
+        prix = formula.prix
         return {"projection": name, "evenements": projection.snapshot().evenements,
-                "active": name if switched else view.active()}
+                "active": name if switched else view.active(),
+                "prix": ({"fichier": prix.fichier, "sha256": prix.sha256}
+                         if prix is not None and prix.sha256 is not None else None)}
 
 
 def _following(settings: Settings) -> Settings:
@@ -98,17 +179,14 @@ def _following(settings: Settings) -> Settings:
 def _active_zone(settings: Settings) -> str:
     """The zone of the projection that serves, read through its view without creating or
     writing anything (else the given or the machine's zone: it only cuts days)."""
-    database = settings.database
-    if not database.is_postgres and not database.projections_path.exists():
-        return settings.fuseau or machine_fuseau()
-    view, datastore = open_view(database, settings.lock_timeout, create=False)
-    try:
-        active = view.active()
-        recorded = view.settings_of(active) if active is not None else None
-    except PersistenceError:
-        recorded = None  # no view yet, or an older one: fall back
-    finally:
-        datastore.close()
+    recorded = None
+    with _existing_view(settings) as view:
+        if view is not None:
+            try:
+                active = view.active()
+                recorded = view.settings_of(active) if active is not None else None
+            except PersistenceError:
+                recorded = None  # no view yet, or an older one: fall back
     return recorded.fuseau if recorded is not None else settings.fuseau or machine_fuseau()
 
 
@@ -116,7 +194,9 @@ def compare(settings: Settings, formules: list[str], par: str = "client") -> dic
     """Fold the whole store in memory under each of ``formules`` and return their figures
     side by side: ``{"par", "fuseau", "groupes": {key: {client: {formule: figures}}}}``
     for ``par`` in ``client``, ``jour``, ``modele``, days cut in the active projection's
-    zone. A dry run: it opens the store read-only and writes nothing anywhere.
+    zone. A formula is built in or a user's recorded by ``replay --tarifs``, read from the
+    view (ADR-0131). A dry run: it opens the store and the view read-only and writes
+    nothing anywhere.
 
     Raises ``UnknownFormula`` and ``ValueError`` for another ``par``.
     """
@@ -124,7 +204,7 @@ def compare(settings: Settings, formules: list[str], par: str = "client") -> dic
         raise ValueError(f"compare par client, jour or modele, not {par!r}")
     if not formules:
         raise UnknownFormula(f"name at least one formula: {', '.join(sorted(FORMULES))}")
-    formulas = [formula_named(name) for name in formules]
+    formulas = [_named_formula(settings, name) for name in formules]
     zone = ZoneInfo(_active_zone(settings))
     days = Jours(zone)
     deltas = [PageDelta(f, zone, jours_of=days) for f in formulas]
@@ -146,8 +226,10 @@ def compare(settings: Settings, formules: list[str], par: str = "client") -> dic
         elif par == "jour":
             cells = {(j, c): f.as_dict() for (c, j), f in delta.jours.items()}
         else:
-            cells = {(m, c): f.as_dict(m)
-                     for (c, m), f in delta.modeles.items()}
+            by_model: dict[tuple[str, str], FiguresModele] = {}
+            for (c, m, _), f in delta.modeles.items():  # summed over the days
+                by_model[(m, c)] = by_model.get((m, c), FiguresModele()) + f
+            cells = {(m, c): f.as_dict(m) for (m, c), f in by_model.items()}
         for (key, client), figures in cells.items():
             groupes.setdefault(key, {}).setdefault(client, {})[formula.name] = figures
     return {"par": par, "fuseau": str(zone), "formules": [f.name for f in formulas],

@@ -14,7 +14,7 @@ from miam_economies.api.service.settings import Settings
 from miam_economies.api.service.switching import ActiveProjection
 from miam_economies.api.store.application import EventStore
 from miam_economies.domain.appariees import Tache, comparaisons_appariees
-from miam_economies.domain.bilan import check_bounds
+from miam_economies.domain.breakdowns import check_bounds
 from miam_economies.domain.classement import (
     DEFAULT_MIN,
     MAX_COMPARED,
@@ -56,19 +56,23 @@ class Services:
         return self.serving.now()
 
     def bilan(self, par: str | None = None, depuis: str | None = None,
-              jusqu_au: str | None = None) -> dict[str, Any]:
+              jusqu_au: str | None = None, puis: str | None = None) -> dict[str, Any]:
         """The bilan as MIAM reads it (SPEC, "Interfaces", ``GET /economies/bilan``).
 
         Figures come from the projection's view, never from the events: the cost is that
-        of the answer, not of the history. With ``par`` (``client``, ``jour``, ``modele``,
-        ``demande`` or a journal field) it adds ``par`` and ``groupes``; ``depuis`` and
-        ``jusqu_au`` (``YYYY-MM-DD``, inclusive) bound the days of ``par=jour``.
+        of the answer, not of the history. With ``par`` (``client``, ``jour``,
+        ``semaine``, ``mois``, ``modele``, ``demande`` or a journal field) it adds
+        ``par`` and ``groupes``, each group split by ``puis`` if given (ADR-0133);
+        ``depuis`` and ``jusqu_au`` (``YYYY-MM-DD``, inclusive) bound the days when
+        either is a period. Under a weighted formula every figure has its value in USD
+        (``en_usd``) and ``provenance.prix`` names the reference model (ADR-0130).
         ``provenance`` says which formula, zone and position the figures stand for, and
         the store's head when read. Raises ``PersistenceError`` if a database cannot be
-        read, and ``ValueError`` for unsound day bounds (``domain.bilan.check_bounds``).
+        read, and ``BoundsError`` (a ``ValueError``) for unsound parameters
+        (``domain.breakdowns.check_bounds``).
         """
-        check_bounds(par, depuis, jusqu_au)
-        snapshot = self.projection.snapshot(par, depuis, jusqu_au)
+        check_bounds(par, depuis, jusqu_au, puis=puis)
+        snapshot = self.projection.snapshot(par, depuis, jusqu_au, puis)
         head = self.store.head()
         # Whether the events counted are this store's: the store's event at the position
         # must be the one folded there (a store replaced by another of any length shows;
@@ -78,7 +82,8 @@ class Services:
                        else self.store.identity(position) == identite)
         return bilan_answer(snapshot, head, self.store.count_up_to(position, head),
                             iso_utc(datetime.now(UTC)), meme_source,
-                            None if self.journal is None else self.journal.state())
+                            None if self.journal is None else self.journal.state(),
+                            self.projection.formule.prix)
 
     def classement(self, par: str, minimum: int = DEFAULT_MIN, selon: str = SELON,
                    apparier: str | None = None) -> dict[str, Any]:
@@ -112,7 +117,8 @@ class Services:
                 compared, {cle: {task: Tache(*sums) for task, sums in by_task.items()}
                            for cle, by_task in tasks.items()}, selon)
         return classement_answer(par, projection.formule.name, position, minimum, selon,
-                                 groupes, verdicts, len(ranked), apparier)
+                                 groupes, verdicts, len(ranked), apparier,
+                                 projection.formule.prix)
 
     def demande(self, demande_id: str) -> dict[str, Any] | None:
         """One demande's figures (SPEC, ``GET /economies/demandes/{id}``), or None for an

@@ -19,9 +19,10 @@ from zoneinfo import ZoneInfo
 
 from eventsourcing.persistence import IntegrityError
 
+from miam_economies.api.service.formules import formula_for
 from miam_economies.api.service.settings import Settings, machine_fuseau
 from miam_economies.api.store.application import EventStore
-from miam_economies.domain.formulas import FORMULES, V1
+from miam_economies.domain.formulas import V1
 from miam_economies.projections.journal import DATA_JOURNAL, JournalFollower, journal_file
 from miam_economies.projections.projection import BilanProjection, projection_name
 from miam_economies.projections.runner import CatchUpRunner, rebuild, same_source
@@ -80,7 +81,8 @@ def build_projection(store: EventStore, view: BilanView, name: str,
     settings = view.settings_of(name)
     assert settings is not None, f"no settings recorded for {name}"
     # Built on another store: its first page starts it again (CatchUpRunner.fold_page).
-    projection = BilanProjection(view, ZoneInfo(settings.fuseau), FORMULES[settings.formule])
+    projection = BilanProjection(view, ZoneInfo(settings.fuseau),
+                                 formula_for(view, settings.formule))
     # The journal-field groups are computed once at the end, in one aggregation, rather
     # than joined page by page (the view still folds them if this projection serves).
     projection.groupes = False

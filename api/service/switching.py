@@ -11,7 +11,7 @@ import logging
 import threading
 from zoneinfo import ZoneInfo
 
-from miam_economies.domain.formulas import FORMULES
+from miam_economies.api.service.formules import formula_for
 from miam_economies.projections.projection import BilanProjection
 
 log = logging.getLogger(__name__)
@@ -32,7 +32,7 @@ class ActiveProjection:
 
     def now(self) -> BilanProjection:
         """The projection that serves now. Raises the view's ``PersistenceError``, and
-        ``KeyError`` for a formula this release does not know."""
+        ``UnknownFormula`` for a formula neither built in nor recorded."""
         projection = self._projection
         view = projection.view
         active = view.active()
@@ -48,7 +48,7 @@ class ActiveProjection:
             if settings is None:
                 return projection
             projection = BilanProjection(view, ZoneInfo(settings.fuseau),
-                                         FORMULES[settings.formule])
+                                         formula_for(view, settings.formule))
             self._projection = projection
         log.info("projection switched to %s", active)
         return projection

@@ -324,7 +324,7 @@ def test_the_cli_refuses_day_bounds_without_par_jour_and_totals_the_rows_shown(
     server.bilan()
     refused = subprocess.run([str(SCRIPT), "bilan", "--data", str(server.data), "--depuis",
                               "2026-10-30"], capture_output=True, text=True)
-    assert refused.returncode == 2 and "--par jour" in refused.stderr
+    assert refused.returncode == 2 and "--par or --puis is jour, semaine or mois" in refused.stderr
     assert "Traceback" not in refused.stderr
     table = subprocess.run([str(SCRIPT), "bilan", "--data", str(server.data), "--par", "jour",
                             "--depuis", "2026-11-01", "--jusqu-au", "2026-11-30"],

@@ -1,6 +1,7 @@
 """Issue 8, "A report people would rather look at than read": ``GET /economies/rapport``
 and ``miam-economies rapport --html`` give one self-contained page whose charts render in
-a real headless Chromium (Debian's ``chromium``; ``.ci/run`` installs it)."""
+a real headless Chromium (Debian's ``chromium``; ``.ci/run`` installs it). The money under
+a weighted formula: ``test_report_money.py``."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from miam_economies.api.http.report import report_data
 from miam_economies.api.service.services import Services
 from miam_economies.domain.acceptance import accept_batch
 from miam_economies.domain.verdict_words import lettres, phrases
-from tests.conftest import EXAMPLE_BATCH, TOKEN, LiveServer
+from tests.conftest import EXAMPLE_BATCH, EXAMPLE_CORRECTION, TOKEN, LiveServer
 from tests.corpus import generate, journal_lines
 
 SCRIPT = Path(sys.executable).with_name("miam-economies")
@@ -29,6 +30,8 @@ CHROMIUM = Path("/usr/bin/chromium")
 CHARTS = ("net-par-jour", "flux-par-jour", "reprise-preset", "reprise-format",
           "cout-par-modele")
 CORPUS = generate(600, seed=21)
+EXAMPLE_DAY = "2026-10-30"
+"""The day of the contract's example (its delegation, pilotage and correction, in UTC)."""
 
 
 def todays_example() -> dict[str, Any]:
@@ -57,6 +60,20 @@ def loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     finally:
         server.stop()
         server.client.close()
+
+
+def load_example(services: Services) -> None:
+    """The contract's example batch and the README's correction, folded."""
+    services.store.append(accept_batch(
+        {"evenements": [*EXAMPLE_BATCH["evenements"], EXAMPLE_CORRECTION]}))
+    services.runner.catch_up()
+
+
+def card_text(page: str, card: str) -> str:
+    """The text of the headline card with id ``card``, tags dropped, spaces collapsed."""
+    found = re.search(rf'<div class="card" id="{card}">(.*?)\n  </div>', page, re.S)
+    assert found is not None, card
+    return " ".join(re.sub(r"<[^>]+>", " ", found.group(1)).split())
 
 
 def assert_self_contained(page: str) -> None:

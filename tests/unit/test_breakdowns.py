@@ -18,16 +18,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from miam_economies.domain.bilan import (
-    WIRE_NAMES,
-    BoundNames,
     Figures,
     FiguresModele,
-    check_bounds,
-    check_day,
     jour,
     parts_pilotage,
     total,
 )
+from miam_economies.domain.breakdowns import WIRE_NAMES, BoundNames, check_bounds, check_day
 from miam_economies.domain.events import Pilotage, from_payload
 from miam_economies.domain.formulas import V1
 from miam_economies.domain.validation import SchemaError, validate_batch
@@ -285,23 +282,25 @@ def test_check_day_refuses_anything_but_a_day_written_yyyy_mm_dd(text: str) -> N
 
 # --- check_bounds -------------------------------------------------------------------------
 
-CLI = BoundNames(jusqu_au="--jusqu-au", par_jour="--par jour")
+CLI = BoundNames(depuis="--depuis", jusqu_au="--jusqu-au", par="--par", puis="--puis")
 
 
 @pytest.mark.parametrize(("par", "depuis", "jusqu_au", "wire", "cli"), [
     ("jour", "x", None, "depuis: 'x' is not a day written YYYY-MM-DD",
-     "depuis: 'x' is not a day written YYYY-MM-DD"),
+     "--depuis: 'x' is not a day written YYYY-MM-DD"),
     ("jour", None, "2026-13-01", "jusqu_au: '2026-13-01' is not a day written YYYY-MM-DD",
      "--jusqu-au: '2026-13-01' is not a day written YYYY-MM-DD"),
     # A value that spells a parameter stays as given.
     ("jour", "jusqu_au", None, "depuis: 'jusqu_au' is not a day written YYYY-MM-DD",
-     "depuis: 'jusqu_au' is not a day written YYYY-MM-DD"),
-    ("client", "2026-01-01", None, "depuis and jusqu_au bound days: use them with par=jour",
-     "depuis and --jusqu-au bound days: use them with --par jour"),
-    (None, None, "2026-01-01", "depuis and jusqu_au bound days: use them with par=jour",
-     "depuis and --jusqu-au bound days: use them with --par jour"),
+     "--depuis: 'jusqu_au' is not a day written YYYY-MM-DD"),
+    ("client", "2026-01-01", None, "depuis and jusqu_au bound days: use them when par or "
+     "puis is jour, semaine or mois", "--depuis and --jusqu-au bound days: use them when "
+     "--par or --puis is jour, semaine or mois"),
+    (None, None, "2026-01-01", "depuis and jusqu_au bound days: use them when par or puis "
+     "is jour, semaine or mois", "--depuis and --jusqu-au bound days: use them when --par or "
+     "--puis is jour, semaine or mois"),
     ("jour", "2026-01-02", "2026-01-01", "depuis is after jusqu_au",
-     "depuis is after --jusqu-au"),
+     "--depuis is after --jusqu-au"),
 ])
 def test_check_bounds_refuses_naming_the_parameters_as_the_edge_spells_them(
         par: str | None, depuis: str | None, jusqu_au: str | None, wire: str, cli: str
@@ -317,7 +316,8 @@ def test_check_bounds_refuses_naming_the_parameters_as_the_edge_spells_them(
 
 @pytest.mark.parametrize(("par", "depuis", "jusqu_au"), [
     (None, None, None), ("client", None, None), ("jour", "2026-01-01", None),
-    ("jour", None, "2026-01-01"), ("jour", "2026-01-01", "2026-01-01")])
+    ("jour", None, "2026-01-01"), ("jour", "2026-01-01", "2026-01-01"),
+    ("semaine", "2026-01-01", None), ("mois", None, "2026-01-01")])
 def test_check_bounds_lets_sound_bounds_pass(par: str | None, depuis: str | None,
                                              jusqu_au: str | None) -> None:
     check_bounds(par, depuis, jusqu_au)
@@ -412,8 +412,13 @@ def test_a_pilotage_splits_its_cout_over_its_demandes_and_counts_one_turn_for_it
     delta = delta_of([pilotage(demande_ids=["b", "a", "c"], cout=10)])
     assert frozen(delta.clients) == {CLIENT: Figures(pilotage=10, evenements=1)}
     assert frozen(delta.jours) == {(CLIENT, "2026-10-30"): Figures(pilotage=10, evenements=1)}
-    assert frozen(delta.modeles) == {(CLIENT, MODELE): FiguresModele(1, 800, 200, 10000, 0, 10)}
+    assert frozen(delta.modeles) == {
+        (CLIENT, MODELE, "2026-10-30"): FiguresModele(1, 800, 200, 10000, 0, 10)}
     assert set(delta.demandes) == {(CLIENT, "a"), (CLIENT, "b"), (CLIENT, "c")}
+    # Each demande's part, on the pilotage's day (ADR-0133).
+    assert {k: four(f) for k, f in delta.demandes_jours.items()} == {
+        (CLIENT, "a", "2026-10-30"): (0, 0, 4, 0), (CLIENT, "b", "2026-10-30"): (0, 0, 3, 0),
+        (CLIENT, "c", "2026-10-30"): (0, 0, 3, 0)}
     parts = {d: delta.demandes[(CLIENT, d)].figures.pilotage for d in "abc"}
     assert parts == {"a": 4, "b": 3, "c": 3}
     for d in "abc":
@@ -475,17 +480,20 @@ def test_days_are_keyed_by_client_and_day_in_the_delta_zone() -> None:
     assert dict(in_paris.clients) == dict(in_utc.clients)
 
 
-def test_models_are_keyed_by_client_and_modele() -> None:
+def test_models_are_keyed_by_client_modele_and_day() -> None:
     delta = delta_of([
         pilotage(),
         pilotage(id="p2", turn_id="t2", cout=5),
         pilotage(id="p3", turn_id="t3", modele="claude-opus-5", cout=7),
         pilotage(id="p4", turn_id="t4", client="autre", cout=1),
+        pilotage(id="p5", turn_id="t5", cout=3, date="2026-10-31T09:00:00Z"),
     ])
+    day, next_day = "2026-10-30", "2026-10-31"
     assert frozen(delta.modeles) == {
-        (CLIENT, MODELE): FiguresModele(2, 1600, 400, 20000, 0, 2005),
-        (CLIENT, "claude-opus-5"): FiguresModele(1, 800, 200, 10000, 0, 7),
-        ("autre", MODELE): FiguresModele(1, 800, 200, 10000, 0, 1),
+        (CLIENT, MODELE, day): FiguresModele(2, 1600, 400, 20000, 0, 2005),
+        (CLIENT, MODELE, next_day): FiguresModele(1, 800, 200, 10000, 0, 3),
+        (CLIENT, "claude-opus-5", day): FiguresModele(1, 800, 200, 10000, 0, 7),
+        ("autre", MODELE, day): FiguresModele(1, 800, 200, 10000, 0, 1),
     }
 
 

@@ -19,7 +19,7 @@ from starlette.testclient import TestClient
 import miam_economies
 from miam_economies.api.http.body import MalformedBody
 from miam_economies.api.http.errors import EXCEPTION_HANDLERS
-from miam_economies.domain.bilan import BoundsError
+from miam_economies.domain.breakdowns import BoundsError
 from miam_economies.domain.classement import ClassementError
 from miam_economies.domain.errors import MiamEconomiesError
 
@@ -44,7 +44,7 @@ def test_every_exception_class_of_ours_derives_from_the_root() -> None:
     ("domain.classement.ClassementError", ValueError),
     ("domain.strict_json.NotStrictJson", ValueError),
     ("domain.validation.SchemaError", ValueError),
-    ("domain.bilan.BoundsError", ValueError),
+    ("domain.breakdowns.BoundsError", ValueError),
     ("api.service.settings.UnknownZone", ZoneInfoNotFoundError),
 ])
 def test_each_keeps_the_standard_base_it_had(name: str, base: type[Exception]) -> None:

@@ -1,0 +1,175 @@
+"""The bilan's and the classement's rows as CSV (issue 24, point 5; ADR-0134): pure
+functions of the wire dicts ``answers`` builds, so every edge (``?format=csv``, ``Accept:
+text/csv``, the CLI's ``--csv``) gives the same bytes for the same answer.
+
+RFC 4180 as the standard library's ``csv`` writes it (``\\r\\n`` line ends, a field quoted
+when it holds a comma, a quote or a line end), UTF-8 without a byte-order mark, a header
+row naming the columns, then one row per group. Integers are written as Python writes
+them, never through a float, so sums past 2^63 stay exact (ADR-0051); a ratio or a bound
+as ``repr`` of its float (the shortest text that reads back to the same float); money as
+the exact decimal text the answer carries (ADR-0130); null as an empty cell; booleans as
+JSON spells them. A text cell that comes from user data (a group's key, a client's name:
+MIAM's journal and the plugin write them) and begins with a character a spreadsheet takes
+for a formula gets a leading ``'`` (OWASP, "CSV Injection"; ASVS 1.2.10); a numeric cell
+never does.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import fields
+from typing import Any
+
+from miam_economies.domain.classement import Groupe
+
+FIGURES = ("delegations", "evites", "pilotage", "corrections", "net", "taux_reprise")
+"""A bilan row's figures, in the wire's order (SPEC, "Interfaces")."""
+
+MODELE = ("tours", "input_tokens", "output_tokens", "cache_read_input_tokens",
+          "cache_creation_input_tokens", "usd")
+"""A model cell's extra columns (``FiguresModele.as_dict``): its turns, the four usage
+counters (tokens) and ``usd`` (a float, or null without a known price)."""
+
+EN_USD = ("evites", "pilotage", "corrections", "net")
+"""The figures a weighted formula also gives in USD (``en_usd``, ADR-0130): columns
+``<figure>_usd``."""
+
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\0")
+"""First characters that make a spreadsheet read a cell as a formula (OWASP, "CSV
+Injection"; NUL from ASVS 1.2.10)."""
+
+INTERVALS = frozenset(f.name for f in fields(Groupe) if "Intervalle" in str(f.type))
+"""The ``Groupe`` fields that are a ``[low, high]`` pair on the wire (``Groupe.as_dict``):
+two columns each."""
+
+_DECIMAL = re.compile(r"-?[0-9]+(\.[0-9]+)?\Z")
+
+
+def text_cell(value: str) -> str:
+    """A text cell from user data: ``value``, with a leading ``'`` when it begins with a
+    ``FORMULA_START`` character, so a spreadsheet shows it rather than evaluating it."""
+    return "'" + value if value.startswith(FORMULA_START) else value
+
+
+def number_cell(value: Any) -> str:
+    """A figure's cell: an ``int`` in full (never through a float), a ``float`` as its
+    ``repr``, a ``bool`` as ``true``/``false``, None as empty, and a ``str`` (money: exact
+    decimal text, ADR-0130) as is when it is a decimal number, else as a ``text_cell``.
+    Raises ``TypeError`` for anything else (a list or a dict is no cell)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, str):
+        return value if _DECIMAL.match(value) else text_cell(value)
+    raise TypeError(f"no CSV cell for a {type(value).__name__}")
+
+
+def _write(header: Iterable[str], rows: Iterable[Iterable[str]]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")  # RFC 4180, section 2.1
+    writer.writerow(header)
+    writer.writerows(rows)
+    return out.getvalue()
+
+
+def _cells(answer: Mapping[str, Any]) -> Iterator[tuple[list[str], str, Mapping[str, Any]]]:
+    # (the group keys, the client, the cell) of every row, in the answer's order.
+    par, puis = answer.get("par"), answer.get("puis")
+    if par is None:
+        for client, cell in answer["economies"].items():
+            yield [], client, cell
+    elif puis is None:
+        for a, clients in (answer.get("groupes") or {}).items():
+            for client, cell in clients.items():
+                yield [a], client, cell
+    else:
+        for a, inner in (answer.get("groupes") or {}).items():
+            for b, clients in inner.items():
+                for client, cell in clients.items():
+                    yield [a, b], client, cell
+
+
+def bilan_csv(answer: Mapping[str, Any]) -> str:
+    """The bilan ``answer`` (``answers.bilan_answer``'s shape) as CSV, one row per client
+    and group: ``client,<FIGURES>`` without ``par`` (the clients of ``economies``; no total
+    row, a spreadsheet sums); ``<par>,client,<FIGURES>`` for a breakdown (``groupes``:
+    ``{key: {client: cell}}``); ``<par>,<puis>,client,<FIGURES>`` for two dimensions
+    (``groupes``: ``{a: {b: {client: cell}}}``). Each key column is named by the text of
+    ``par`` (or ``puis``) as given, and left out when that text is ``client`` (it repeats
+    the client column); one whose name another column has is written ``journal.<name>``
+    (how the query reaches such a journal field). With ``modele`` as ``par`` or ``puis``,
+    the ``MODELE`` columns follow (the usage counters read from ``usage``); when a cell or
+    the total has ``en_usd`` (a weighted formula, ADR-0130), the ``<figure>_usd`` columns
+    of ``EN_USD`` close the row (empty where a cell lacks it). Raises ``KeyError`` for an
+    answer without ``economies`` (no bilan)."""
+    dimensions = [d for d in (answer.get("par"), answer.get("puis")) if d is not None]
+    modele = "modele" in dimensions
+    rows = list(_cells(answer))
+    money = "en_usd" in answer.get("total", {}) or any("en_usd" in c for _, _, c in rows)
+    figures = [*FIGURES, *(MODELE if modele else ()),
+               *((f"{name}_usd" for name in EN_USD) if money else ())]
+    kept = [i for i, d in enumerate(dimensions) if d != "client"]
+    taken = {"client", *figures}
+    header = [text_cell(f"journal.{d}" if d in taken else d)  # query text: user data too
+              for d in (dimensions[i] for i in kept)]
+
+    def row(keys: list[str], client: str, cell: Mapping[str, Any]) -> list[str]:
+        out = [text_cell(keys[i]) for i in kept] + [text_cell(client)]
+        out += [number_cell(cell[name]) for name in FIGURES]
+        if modele:
+            usage = cell.get("usage") or {}
+            out += [number_cell(cell.get("tours")),
+                    *(number_cell(usage.get(name)) for name in MODELE[1:-1]),
+                    number_cell(cell.get("usd"))]
+        if money:
+            en_usd = cell.get("en_usd") or {}
+            out += [number_cell(en_usd.get(name)) for name in EN_USD]
+        return out
+
+    return _write([*header, "client", *figures], (row(*r) for r in rows))
+
+
+def classement_csv(answer: Mapping[str, Any]) -> str:
+    """The classement ``answer`` (``answers.classement_answer``'s shape) as CSV, one row
+    per entry of ``groupes`` in its order: every field of ``domain.classement.Groupe`` in
+    its order, each interval ``[low, high]`` as two columns ``<name>_bas,<name>_haut``
+    (both empty for a null interval, one for a null bound), ``cle`` as a ``text_cell``.
+    When the groups carry ``en_usd`` (a weighted formula, ADR-0130), a column
+    ``<name>_usd`` for each of its keys follows (an interval's as ``_usd_bas``,
+    ``_usd_haut``), in the order first met. The pairwise ``comparaisons`` are not in this
+    table: they are pairs of groups, not groups (the JSON answer has them)."""
+    groupes = answer["groupes"]
+    names = [f.name for f in fields(Groupe)]
+    money: dict[str, bool] = {}  # key -> whether it is a pair
+    for g in groupes:
+        for key, value in (g.get("en_usd") or {}).items():
+            money.setdefault(key, isinstance(value, list))
+    header: list[str] = []
+    for name in names:
+        header += [f"{name}_bas", f"{name}_haut"] if name in INTERVALS else [name]
+    for key, is_pair in money.items():
+        header += [f"{key}_usd_bas", f"{key}_usd_haut"] if is_pair else [f"{key}_usd"]
+
+    def pair(value: list[Any] | None) -> list[str]:
+        return ["", ""] if value is None else [number_cell(b) for b in value]
+
+    def row(g: Mapping[str, Any]) -> list[str]:
+        out: list[str] = []
+        for name in names:
+            value = g[name]
+            out += (pair(value) if name in INTERVALS else
+                    [text_cell(value) if name == "cle" else number_cell(value)])
+        en_usd = g.get("en_usd") or {}
+        for key, is_pair in money.items():
+            out += pair(en_usd.get(key)) if is_pair else [number_cell(en_usd.get(key))]
+        return out
+
+    return _write(header, (row(g) for g in groupes))
