@@ -12,15 +12,17 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Callable
+from contextlib import closing
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from bench import servers
 from bench.servers import BATCH, Server, client_for, corpus, serving
-from miam_economies.api.service.bootstrap import open_services
+from miam_economies.api.service.bootstrap import open_store
 from miam_economies.api.service.settings import Settings
 from miam_economies.domain.acceptance import accept_batch
 from tests.conftest import TOKEN
@@ -57,17 +59,34 @@ def fill(size: int, ours: Path, naive: Path, progress: Callable[[int], None]) ->
     settings = Settings(data=ours, token=TOKEN, fuseau="UTC")
     recu_le = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     naive.mkdir(parents=True)
-    with open_services(settings, run_projections=False) as services, \
+    with closing(open_store(settings.database)) as store, \
             (naive / "economies.jsonl").open("w", encoding="utf-8") as jsonl:
         for i in range(0, len(events), BATCH):
             batch = events[i:i + BATCH]
-            services.store.append(accept_batch({"evenements": batch}))
+            store.append(accept_batch({"evenements": batch}))
             jsonl.writelines(json.dumps({**e, "recu_le": recu_le}, ensure_ascii=False) + "\n"
                              for e in batch)
             progress(len(batch))
+    # The projections are created by the checkout measured (its schema may differ from
+    # this one's: ``--ours-bin``), at no event, in UTC.
+    subprocess.run([str(servers.OURS_BIN / "python"), "-c", OPEN_CHILD, str(ours), TOKEN],
+                   check=True, capture_output=True, text=True, cwd=ours)
     demande = next(e["demande_id"] for e in events if e["type"] == "delegation")
     return {"day": events[len(events) // 2]["date"][:10], "demande": demande}
 
+
+OPEN_CHILD = """
+import sys
+from pathlib import Path
+from miam_economies.api.service.bootstrap import open_services
+from miam_economies.api.service.settings import Settings
+
+with open_services(Settings(data=Path(sys.argv[1]), token=sys.argv[2], fuseau="UTC"),
+                   run_projections=False):
+    pass
+"""
+"""``python -c OPEN_CHILD DATA TOKEN``: open the services once, creating the projections
+(their tables in the measured checkout's schema, the serving one's settings)."""
 
 REPLAY_CHILD = """
 import json, sys, time
@@ -106,8 +125,9 @@ def replay_apart(data: Path) -> dict[str, float]:
 def raw_log_read(data: Path) -> float:
     """Events/s reading the whole notification log through the recorder, 500 a page (the
     library's ``select_notifications``: the replay's own source)."""
-    with open_services(Settings(data=data, token=TOKEN), run_projections=False) as services:
-        recorder = services.store.recorder
+    settings = Settings(data=data, token=TOKEN)
+    with closing(open_store(settings.database, read_only=True)) as store:
+        recorder = store.recorder
         started, position, read = time.perf_counter(), 0, 0
         while page := recorder.select_notifications(start=position + 1, limit=BATCH):
             read += len(page)
@@ -172,6 +192,20 @@ def reads(server: Server, target: dict[str, str], requests: int,
     return out
 
 
+def removed(data: Path) -> None:
+    """Remove our data directory; should a file appear meanwhile (seen once, at 100,000
+    events, after the servers had stopped), it is named on standard error and the removal
+    tried again a second later."""
+    try:
+        shutil.rmtree(data)
+    except OSError:
+        left = sorted(p.name for p in data.rglob("*"))
+        print(f"bench: {data} not empty after removal ({left}); again in 1 s",
+              file=sys.stderr)
+        time.sleep(1)
+        shutil.rmtree(data)
+
+
 def history(sizes: list[int], repeat: int, requests: int, paired: int, naive_requests: int,
             work: Path, progress: Callable[[str, int], Callable[[int], None]],
             timings: dict[str, float]) -> dict[str, Any]:
@@ -214,5 +248,5 @@ def history(sizes: list[int], repeat: int, requests: int, paired: int, naive_req
         lap("servers and reads")
         result[str(size)] = entry
         shutil.rmtree(naive)
-        shutil.rmtree(ours)
+        removed(ours)
     return result
