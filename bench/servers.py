@@ -100,12 +100,16 @@ class Server:
         log_path = self.data.parent / f"server-{self.port}.log"
         started = time.perf_counter()
         # The children keep the log open; this process needs no handle on it.
+        # Ours runs from its data directory: nothing of this checkout on its path, so
+        # that another checkout's (--ours-bin) children import their own package.
+        cwd = self.data if self.kind == "ours" else None
         with log_path.open("ab") as log:
-            self.process = subprocess.Popen(command, env=env, stdout=log, stderr=log)
+            self.process = subprocess.Popen(command, env=env, stdout=log, stderr=log,
+                                            cwd=cwd)
             if self.database_url is not None:  # the projection is a process of its own
                 self.projector = subprocess.Popen(
                     [str(OURS_BIN / "miam-economies"), "project",
-                     "--data", str(self.data)], env=env, stdout=log, stderr=log)
+                     "--data", str(self.data)], env=env, stdout=log, stderr=log, cwd=cwd)
         deadline = time.monotonic() + 120
         with httpx.Client(base_url=self.url, timeout=120,
                           headers={"Authorization": f"Bearer {TOKEN}"}) as client:

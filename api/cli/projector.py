@@ -44,8 +44,11 @@ _CHILD = "from miam_economies.api.cli import main; main(prog_name='miam-economie
 
 def projector_command(settings: Settings) -> list[str]:
     """The child's command line: ``project`` on ``settings``' data directory, database,
-    zone and journal, told this process's pid to exit with it."""
-    command = [sys.executable, "-c", _CHILD, "project", "--data", str(settings.data),
+    zone and journal, told this process's pid to exit with it. ``-P``: the working
+    directory is not put first on the child's ``sys.path`` (``-c`` would), so a
+    ``miam_economies`` folder there (another checkout, another release) cannot stand in
+    for the package this process runs."""
+    command = [sys.executable, "-P", "-c", _CHILD, "project", "--data", str(settings.data),
                "--parent-pid", str(os.getpid())]
     if settings.database_url is not None:
         command += ["--database-url", settings.database_url]

@@ -94,6 +94,24 @@ def test_a_projector_that_dies_is_started_again_and_healthz_says_so_meanwhile(
     assert server.bilan()["provenance"]["evenements"] == 2
 
 
+def test_the_projector_runs_the_servers_package_whatever_the_working_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A serve started from a folder holding another miam_economies (a checkout of another
+    # release) must not fold with it: its child imports the server's own package.
+    decoy = tmp_path / "elsewhere" / "miam_economies"
+    decoy.mkdir(parents=True)
+    (decoy / "__init__.py").write_text('raise ImportError("the working directory\'s")\n')
+    monkeypatch.chdir(decoy.parent)
+    live = LiveServer(tmp_path / "data")
+    live.start()
+    try:
+        assert live.post(EXAMPLE_BATCH).json()["recus"] == 2
+        assert live.bilan()["provenance"]["evenements"] == 2
+        assert live.client.get("/healthz").status_code == 200
+    finally:
+        live.close()
+
+
 def test_serve_projection_thread_folds_in_the_server(tmp_path: Path) -> None:
     live = LiveServer(tmp_path / "data", env={"MIAM_ECONOMIES_PROJECTION": "thread"})
     live.start()
