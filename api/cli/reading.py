@@ -97,7 +97,12 @@ def _cells(figures: dict[str, Any], money: bool = False) -> list[str]:
     taux = figures["taux_reprise"]
     cells = [f"{figures[c]:,}" for c in FIGURES[:-1]] + [
         "-" if taux is None else f"{taux:.1%}"]
-    return cells + ([f"${figures['en_usd']['net']}"] if money else [])
+    return cells + ([_dollars(figures["en_usd"]["net"])] if money else [])
+
+
+def _dollars(amount: str) -> str:
+    # Exact decimal text as an amount: "-$0.000279", not "$-0.000279".
+    return f"-${amount[1:]}" if amount.startswith("-") else f"${amount}"
 
 
 def _rows(result: dict[str, Any]) -> list[tuple[list[str], dict[str, Any]]]:

@@ -148,10 +148,12 @@ def classement_csv(answer: Mapping[str, Any]) -> str:
     table: they are pairs of groups, not groups (the JSON answer has them)."""
     groupes = answer["groupes"]
     names = [f.name for f in fields(Groupe)]
-    money: dict[str, bool] = {}  # key -> whether it is a pair
+    # key -> whether it is an interval: by its name, as the groups' own, so that a null
+    # interval (a group that cannot bound it yet) still takes its two columns.
+    money: dict[str, bool] = {}
     for g in groupes:
-        for key, value in (g.get("en_usd") or {}).items():
-            money.setdefault(key, isinstance(value, list))
+        for key in g.get("en_usd") or {}:
+            money.setdefault(key, key in INTERVALS)
     header: list[str] = []
     for name in names:
         header += [f"{name}_bas", f"{name}_haut"] if name in INTERVALS else [name]

@@ -84,10 +84,11 @@ def check_user_name(name: str) -> None:
     """Raise ``FormulaRefused`` unless ``name`` may name a user formula: ``NOM``, and
     neither a built-in name nor one shaped like them (``RESERVE``)."""
     if name in FORMULES or RESERVE.match(name):
+        kind = "a built-in formula's name" if name in FORMULES else "reserved for releases"
         raise FormulaRefused(
-            f"{name!r} is a built-in formula's name (built in: {builtin_names()}; "
-            "names starting with v<digit> or pondere-v<digit> are reserved): name your "
-            "prices otherwise, e.g. mes-prix")
+            f"{name!r} is {kind} (built in: {builtin_names()}; names starting with "
+            "v<digit> or pondere-v<digit> are reserved): name your prices otherwise, "
+            "e.g. mes-prix")
     if not NOM.fullmatch(name):
         raise FormulaRefused(
             f"{name!r} cannot name a formula: 1 to 63 of a-z, 0-9, '.', '_', '-', "

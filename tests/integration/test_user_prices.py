@@ -217,7 +217,7 @@ class UserPrices:
                 'reference = "a"\n\n[modeles.a]\ninput = 1\noutput = 5\n'
                 "cache_write = 1.25\n", "mes-autres"),
             "'pondere-v2' is a built-in formula's name": (prix.read_text(), "pondere-v2"),
-            "'pondere-v3' is a built-in formula's name": (prix.read_text(), "pondere-v3"),
+            "'pondere-v3' is reserved for releases": (prix.read_text(), "pondere-v3"),
             "cannot name a formula": (prix.read_text(), "Mes Prix"),
             "formula 'mes-prix' is recorded from mes-prix.toml": (
                 prix.read_text().replace("42", "43"), "mes-prix"),

@@ -13,11 +13,12 @@ from typing import Any
 
 import pytest
 
-from miam_economies.api.service.answers import groupes_answer
+from miam_economies.api.service.answers import groupe_en_usd, groupes_answer
 from miam_economies.api.service.csv_answers import bilan_csv, classement_csv, number_cell
 from miam_economies.domain.bilan import Figures, FiguresModele
 from miam_economies.domain.classement import classement
 from miam_economies.domain.echantillon import Echantillon
+from miam_economies.domain.formulas import PONDERE_V2
 
 FIGURES = ["delegations", "evites", "pilotage", "corrections", "net", "taux_reprise"]
 USAGE = ["input_tokens", "output_tokens", "cache_read_input_tokens",
@@ -297,6 +298,26 @@ def test_the_classement_in_money_adds_a_usd_column_per_key() -> None:
         assert (row["net_usd"], row["net_par_demande_usd"]) == ("-0.0147", "0.000123")
         assert (row["intervalle_net_par_demande_usd_bas"],
                 row["intervalle_net_par_demande_usd_haut"]) == ("-0.10", "")
+
+
+def test_a_null_interval_in_money_first_still_takes_two_columns() -> None:
+    # The real answer's money (answers.groupe_en_usd under pondere-v2), the group whose
+    # net interval is null first: each row has the interval's two USD columns.
+    samples = {"seul": Echantillon.of([(4_900, 2_000, 490)]),
+               "rapide": Echantillon.of([(4900, 2000, 0), (12_000, 3_100, 1_200),
+                                         (800, 1_500, 0)])}
+    assert PONDERE_V2.prix is not None
+    ranked = classement(samples, minimum=1)
+    ranked.sort(key=lambda g: g.intervalle_net_par_demande is not None)
+    groupes = [{**g.as_dict(), "en_usd": groupe_en_usd(g, PONDERE_V2.prix)} for g in ranked]
+    assert groupes[0]["en_usd"]["intervalle_net_par_demande"] is None
+    assert groupes[1]["en_usd"]["intervalle_net_par_demande"] is not None
+    rows = read(classement_csv({"par": "preset", "groupes": groupes, "comparaisons": []}))
+    for row, g in zip(rows, groupes, strict=True):
+        usd = g["en_usd"]["intervalle_net_par_demande"] or ["", ""]
+        assert [row["intervalle_net_par_demande_usd_bas"],
+                row["intervalle_net_par_demande_usd_haut"]] == [b or "" for b in usd]
+        assert row["net_usd"] == g["en_usd"]["net"]
 
 
 def test_an_empty_classement_is_its_header() -> None:
