@@ -47,6 +47,17 @@ def usd(tokens: int, usd_par_million: Fraction) -> str:
     return decimal_text(tokens * usd_par_million / 1_000_000)
 
 
+def dollars(text: str | None) -> str:
+    """An exact amount (decimal text, as ``usd`` writes it: ``"-1234.017871"``) as a person
+    reads it: ``"-$1,234.017871"``, every digit kept; ``"-"`` for None. The report and the
+    ``bilan`` command print amounts so."""
+    if text is None:
+        return "-"
+    sign, digits = ("-", text[1:]) if text.startswith("-") else ("", text)
+    whole, _, decimals = digits.partition(".")
+    return f"{sign}${int(whole):,}.{decimals}"
+
+
 def usd_rounded(value: Fraction, usd_par_million: Fraction) -> str:
     """``value`` weighted tokens (a mean: not an integer) in USD rounded half up to the
     micro-dollar, as decimal text (``decimal_text``: ``"0.000123"``): for the classement's

@@ -32,7 +32,7 @@ from miam_economies.api.service.reading import locked, read_bilan
 from miam_economies.api.service.settings import (
     Settings,
 )
-from miam_economies.domain.argent import decimal_text
+from miam_economies.domain.argent import decimal_text, dollars
 from miam_economies.domain.bilan import Figures
 from miam_economies.domain.breakdowns import BoundNames, BoundsError, check_bounds
 
@@ -97,12 +97,7 @@ def _cells(figures: dict[str, Any], money: bool = False) -> list[str]:
     taux = figures["taux_reprise"]
     cells = [f"{figures[c]:,}" for c in FIGURES[:-1]] + [
         "-" if taux is None else f"{taux:.1%}"]
-    return cells + ([_dollars(figures["en_usd"]["net"])] if money else [])
-
-
-def _dollars(amount: str) -> str:
-    # Exact decimal text as an amount: "-$0.000279", not "$-0.000279".
-    return f"-${amount[1:]}" if amount.startswith("-") else f"${amount}"
+    return cells + ([dollars(figures["en_usd"]["net"])] if money else [])
 
 
 def _rows(result: dict[str, Any]) -> list[tuple[list[str], dict[str, Any]]]:

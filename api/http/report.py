@@ -24,6 +24,7 @@ from types import ModuleType
 from typing import Any
 
 from miam_economies.api.extras import require
+from miam_economies.api.service.answers import en_usd
 from miam_economies.api.service.services import Services
 from miam_economies.domain.argent import usd
 from miam_economies.domain.bilan import Figures
@@ -49,13 +50,6 @@ def _rate(answer: Mapping[str, Any]) -> Fraction | None:
     once: a replay may switch the formula between two reads of one report."""
     prix = answer["provenance"].get("prix")
     return None if prix is None else Fraction(prix["usd_par_million"])
-
-
-def _en_usd(f: Figures, rate: Fraction) -> dict[str, str]:
-    """``f``'s four sums (weighted tokens) in USD at ``rate``, exact decimal text, as the
-    bilan's ``en_usd`` (``domain.argent.usd``; ADR-0130)."""
-    return {"evites": usd(f.evites, rate), "pilotage": usd(f.pilotage, rate),
-            "corrections": usd(f.corrections, rate), "net": usd(f.net, rate)}
 
 
 def report_data(services: Services, depuis: str | None = None,
@@ -131,11 +125,11 @@ def report_data(services: Services, depuis: str | None = None,
         "total": bilan["total"],
         "aujourd_hui": {"jour": today, "net": aujourd_hui.net,
                         **({} if rate_today is None
-                           else {"en_usd": _en_usd(aujourd_hui, rate_today)})},
+                           else {"en_usd": en_usd(aujourd_hui, rate_today)})},
         "periode": {"depuis": depuis or (jours[0]["jour"] if jours else None),
                     "jusqu_au": jusqu_au or (jours[-1]["jour"] if jours else None),
                     **periode.as_dict(),
-                    **({} if rate is None else {"en_usd": _en_usd(periode, rate)})},
+                    **({} if rate is None else {"en_usd": en_usd(periode, rate)})},
         "prix": par_jour["provenance"].get("prix"),
         "jours": jours,
         "reprise": reprise,

@@ -21,6 +21,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
 from miam_economies.api.http.report import JOURNAL_FIELDS
+from miam_economies.domain.argent import dollars
 from miam_economies.domain.instants import iso_utc
 from miam_economies.domain.verdict_words import lettres, phrases
 
@@ -59,16 +60,6 @@ def _tokens(value: float | None) -> str:
     return f"{value:,}" if isinstance(value, int) else f"{value:,.0f}"
 
 
-def dollars(text: str | None) -> str:
-    """An exact amount (decimal text, ``domain.argent``: ``"-1234.017871"``) as printed:
-    ``"-$1,234.017871"``, every digit kept; ``"-"`` for None."""
-    if text is None:
-        return "-"
-    sign, digits = ("-", text[1:]) if text.startswith("-") else ("", text)
-    whole, _, decimals = digits.partition(".")
-    return f"{sign}${int(whole):,}.{decimals}"
-
-
 def _axis_dollars(value: float) -> str:
     # A chart's axis ticks are floats (pygal's scale), never a figure: at most six
     # decimals, as many as they need.
@@ -79,7 +70,7 @@ def _axis_dollars(value: float) -> str:
 def money_chart(modeles: list[Mapping[str, Any]], reference: str) -> Markup:
     """Pilotage per model in USD at ``reference``'s prices, horizontal bars: each
     ``en_usd.pilotage`` turned into a float for drawing only, each bar labelled with its
-    exact text (``dollars``)."""
+    exact text (``domain.argent.dollars``)."""
     chart = pygal.HorizontalBar(**_config(
         title=f"Pilotage cost per model (USD at {reference}'s prices)", show_legend=False,
         print_values=True, value_formatter=_axis_dollars,

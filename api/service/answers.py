@@ -17,11 +17,10 @@ from miam_economies.domain.formulas import Prix
 from miam_economies.projections.view import BilanSnapshot, DemandeLue, Groupes, Groupes2
 
 
-def en_usd(f: Figures, prix: Prix) -> dict[str, str]:
-    """``f``'s summed figures (weighted tokens) in USD at ``prix``'s reference input price:
-    ``{"evites", "pilotage", "corrections", "net"}``, each exact decimal text
-    (``domain.argent.usd``; ADR-0130)."""
-    rate = prix.usd_par_million
+def en_usd(f: Figures, rate: Fraction) -> dict[str, str]:
+    """``f``'s summed figures (weighted tokens) in USD at ``rate`` (USD per million: a
+    ``Prix.usd_par_million``): ``{"evites", "pilotage", "corrections", "net"}``, each
+    exact decimal text (``domain.argent.usd``; ADR-0130)."""
     return {"evites": usd(f.evites, rate), "pilotage": usd(f.pilotage, rate),
             "corrections": usd(f.corrections, rate), "net": usd(f.net, rate)}
 
@@ -39,7 +38,7 @@ def _figures(f: Figures, kinds: Mapping[str, int], conflicts: int,
              prix: Prix | None) -> dict[str, Any]:
     out = {**f.as_dict(), "anomalies": dict(kinds), "conflits": conflicts}
     if prix is not None:
-        out["en_usd"] = en_usd(f, prix)
+        out["en_usd"] = en_usd(f, prix.usd_par_million)
     return out
 
 
@@ -51,7 +50,7 @@ def _cell(cell: Figures | FiguresModele, prix: Prix | None, modele: str) -> dict
     else:
         out, figures = cell.as_dict(), cell
     if prix is not None:
-        out["en_usd"] = en_usd(figures, prix)
+        out["en_usd"] = en_usd(figures, prix.usd_par_million)
     return out
 
 

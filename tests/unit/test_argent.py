@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from miam_economies.api.service.answers import bilan_answer, en_usd, prix_answer
-from miam_economies.domain.argent import decimal_text, usd, usd_rounded
+from miam_economies.domain.argent import decimal_text, dollars, usd, usd_rounded
 from miam_economies.domain.events import from_payload
 from miam_economies.domain.formulas import PONDERE_V2, V1
 from miam_economies.projections.delta import PageDelta
@@ -45,6 +45,8 @@ def test_decimal_text_examples() -> None:
     assert decimal_text(Fraction(-1, 8)) == "-0.125"
     with pytest.raises(ValueError):
         decimal_text(Fraction(1, 3))
+    assert dollars("-1234.017871") == "-$1,234.017871" and dollars("0.000279") == "$0.000279"
+    assert dollars(None) == "-"
 
 
 def test_a_mean_is_rounded_half_up_to_the_micro_dollar() -> None:
@@ -74,7 +76,7 @@ def test_the_contract_example_under_pondere_v2_in_usd_by_hand() -> None:
     figures = delta.clients["claude-code"]
     assert (figures.evites, figures.pilotage, figures.corrections) == (8500, 93, 2450)
     assert PONDERE_V2.prix is not None
-    assert en_usd(figures, PONDERE_V2.prix) == {
+    assert en_usd(figures, PONDERE_V2.prix.usd_par_million) == {
         "evites": "0.0255", "pilotage": "0.000279", "corrections": "0.00735",
         "net": "0.017871"}
     assert prix_answer(PONDERE_V2.prix) == {
