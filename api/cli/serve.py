@@ -118,10 +118,11 @@ def serve(data: Path, database_url: str | None, fuseau: str | None, journal: Pat
     # The protocol is httptools' when it imports, else h11's, each with our guards
     # (api.cli.connections; ADR-0112); h11_max_incomplete_event_size is h11's cap.
     # One JSON line per request (api.http.observer) replaces uvicorn's access log, which
-    # would print query strings.
+    # would print query strings. ws="none": no route is a websocket, and an Upgrade offer
+    # is ignored, the request served as HTTP/1.1 (RFC 9110 §7.8; ADR-0150).
     configure_request_log()
     limits: dict[str, Any] = dict(
-        host=host, port=port, log_level="info", access_log=False,
+        host=host, port=port, log_level="info", access_log=False, ws="none",
         h11_max_incomplete_event_size=MAX_HEADERS, timeout_keep_alive=5,
         limit_concurrency=64, timeout_graceful_shutdown=10)
     if workers == 1:
