@@ -93,7 +93,9 @@ def serve(data: Path, database_url: str | None, fuseau: str | None, journal: Pat
         raise click.BadParameter("several workers need PostgreSQL (--database-url "
                                  "postgresql://...): on SQLite they would only queue on "
                                  "its write lock", param_hint="--workers")
-    token, token_file, created = resolve_token(data, token)
+    if token is None and "MIAM_ECONOMIES_TOKEN" in os.environ:
+        token = os.environ["MIAM_ECONOMIES_TOKEN"]  # set empty: click reads it as unset
+    token, token_file, created = resolve_token(data, token)  # TokenRefused: one line
     if token_file is not None:
         how = "created with mode 0600" if created else "existing"
         click.echo(f"bearer token: in {token_file.resolve()} ({how})", err=True)
