@@ -13,6 +13,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
 from miam_economies.api.http.body import parse_json, read_capped
+from miam_economies.api.http.bounded import within_lock_timeout
 from miam_economies.api.http.errors import NotOpen, error_response
 from miam_economies.api.http.metrics import METRICS_STATE, Metrics
 from miam_economies.api.http.observer import OUTCOME
@@ -161,7 +162,8 @@ async def healthz(request: Request) -> JSONResponse:
     """Health, without auth: 200 ``{"ok": true, "tete": head, "position": folded,
     "retard": head - folded}`` (notification ids; ``retard`` in events), or 503 with
     ``erreur`` while the projection runner's last page failed (details in the server's
-    log only) or the store cannot be read."""
+    log only) or the store cannot be read (within the lock timeout plus
+    ``bounded.READ_MARGIN``)."""
     services = _services(request)
     if services.folding_failed:
         return error_response(503, "the projection runner is failing; see the server log")
@@ -169,7 +171,7 @@ async def healthz(request: Request) -> JSONResponse:
     def read() -> tuple[int, int]:  # two SQLite reads: off the event loop
         return services.store.head(), services.projection.position()
 
-    head, position = await run_in_threadpool(read)
+    head, position = await within_lock_timeout(services, read)  # ADR-0152
     return JSONResponse({"ok": True, "tete": head, "position": position,
                          "retard": max(0, head - position)})
 
@@ -177,9 +179,9 @@ async def healthz(request: Request) -> JSONResponse:
 async def get_metrics(request: Request) -> Response:
     """The metrics in Prometheus text format (``api.http.metrics.Metrics``); behind the
     bearer token unless ``Settings.metrics_public``."""
-    _services(request)  # open, or NotOpen
+    services = _services(request)  # open, or NotOpen
     metrics: Metrics = getattr(request.state, METRICS_STATE)
-    body = await run_in_threadpool(metrics.exposition)
+    body = await within_lock_timeout(services, metrics.exposition)  # ADR-0152
     return Response(body, media_type=CONTENT_TYPE_PLAIN_0_0_4)
 
 

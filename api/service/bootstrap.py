@@ -106,12 +106,14 @@ def open_view(database: Database, lock_timeout: int = 5, *,
         # Imported here: psycopg is loaded only for a PostgreSQL URL (ADR-0043).
         from eventsourcing.postgres import PostgresDatastore
 
+        from miam_economies.api.store.postgres_connections import bounded_pool
         from miam_economies.projections.postgres_view import PostgresBilanView
 
         datastore = PostgresDatastore(database.dbname, database.host, database.port,
                                       database.user, database.password, pool_size=2,
-                                      max_overflow=2, connect_timeout=10,
+                                      max_overflow=2, connect_timeout=lock_timeout,
                                       lock_timeout=lock_timeout)
+        bounded_pool(datastore)  # the store's connections' rules (ADR-0152)
         view = PostgresBilanView(datastore)
     else:
         datastore = ViewDatastore(str(database.projections_path), lock_timeout=lock_timeout)
