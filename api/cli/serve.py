@@ -5,7 +5,9 @@ from __future__ import annotations
 import ipaddress
 import logging
 import os
+import shutil
 import signal
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,7 @@ from miam_economies.api.cli.projector import PROJECTOR_NICENESS, Projector
 from miam_economies.api.cli.workers import WORKER_APP, WORKER_HTTP, worker_environment
 from miam_economies.api.http.app import create_app
 from miam_economies.api.http.headers import MAX_HEADERS
+from miam_economies.api.http.metrics import MULTIPROC_DIR
 from miam_economies.api.http.observer import configure_request_log
 from miam_economies.api.service.bootstrap import open_services
 from miam_economies.api.service.follow import follow
@@ -140,9 +143,16 @@ def serve(data: Path, database_url: str | None, fuseau: str | None, journal: Pat
                 projector.stop()
         return
     # Each worker is a fresh process (spawned): it rebuilds the app from these settings,
-    # handed down through its environment, with the same protocol limits (api.cli.workers).
-    os.environ.update(worker_environment(settings, header_timeout))
-    uvicorn.run(WORKER_APP, factory=True, workers=workers, http=WORKER_HTTP, **limits)
+    # handed down through its environment, with the same protocol limits (api.cli.workers),
+    # and counts its metrics in a directory of this server's, summed at each scrape
+    # (api.http.metrics; ADR-0154).
+    counted = tempfile.mkdtemp(prefix="miam-economies-metrics-")
+    os.environ.update(worker_environment(settings, header_timeout),
+                      **{MULTIPROC_DIR: counted})
+    try:
+        uvicorn.run(WORKER_APP, factory=True, workers=workers, http=WORKER_HTTP, **limits)
+    finally:
+        shutil.rmtree(counted, ignore_errors=True)
 
 
 @main.command()
