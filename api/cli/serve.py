@@ -57,7 +57,8 @@ from miam_economies.api.service.settings import (
               help="Largest accepted request body, bytes.")
 @click.option("--lock-timeout", default=5, show_default=True, type=click.IntRange(min=1),
               envvar="MIAM_ECONOMIES_LOCK_TIMEOUT", show_envvar=True,
-              help="Seconds to wait for the store's write lock before answering 503.")
+              help="Seconds to wait for the store's write lock, or for a PostgreSQL "
+              "connection, before answering 503.")
 @click.option("--body-timeout", default=30.0, show_default=True,
               type=click.FloatRange(min=0.1), envvar="MIAM_ECONOMIES_BODY_TIMEOUT",
               show_envvar=True, help="Seconds a request body may take to arrive (then 408).")

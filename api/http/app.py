@@ -119,7 +119,7 @@ def open_economies(settings: Settings, app: ASGIApp | None = None
     Raises ``TypeError`` at once without ``app`` (ADR-0091); on entering,
     ``EmbeddingRefused`` (nothing opened, nothing stored) when the check fails, then as
     ``api.service.bootstrap.open_services`` (``OSError``, ``ZoneInfoNotFoundError``,
-    ``ProjectionMismatch``, ``PersistenceError``).
+    ``ProjectionMismatch``, ``DatabaseNotUtf8``, ``PersistenceError``).
     """
     if app is None:
         raise TypeError(NEEDS_THE_APP)

@@ -172,7 +172,8 @@ def open_services(settings: Settings, *,
     Raises ``ValueError`` for a malformed database URL, ``OSError`` when the data
     directory cannot be created, ``ZoneInfoNotFoundError`` for an unknown ``fuseau``,
     ``ProjectionMismatch`` when the view was built with another explicit zone or journal
-    (ADR-0008), and the library's ``PersistenceError`` when a database cannot be opened.
+    (ADR-0008), ``DatabaseNotUtf8`` for a PostgreSQL database of another encoding
+    (ADR-0153), and the library's ``PersistenceError`` when a database cannot be opened.
     """
     if settings.fuseau is not None:
         ZoneInfo(settings.fuseau)  # an unknown zone fails before anything is created
