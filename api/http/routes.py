@@ -65,7 +65,8 @@ async def post_economies(request: Request) -> JSONResponse:
 
     def validate_and_append() -> Appended:
         # Decoding 500 events is CPU work: keep it off the event loop, with the append.
-        return services.store.append(accept_batch(parse_json(body)), deadline=deadline)
+        return services.store.append(accept_batch(parse_json(body), body),
+                                    deadline=deadline)
 
     with services.pacing.ingesting():  # the projection waits for a quiet moment
         if len(body) > INLINE_BODY or settings.database.is_postgres:
@@ -73,7 +74,7 @@ async def post_economies(request: Request) -> JSONResponse:
         else:
             # The plugin's small batch: on the event loop when the store takes it at once
             # (ADR-0118), else in a thread like any other.
-            batch = accept_batch(parse_json(body))
+            batch = accept_batch(parse_json(body), body)
             now = services.store.append_now(batch, within=INLINE_LOCK_WAIT)
             appended = now if now is not None else await run_in_threadpool(
                 lambda: services.store.append(batch, deadline=deadline))
@@ -159,19 +160,26 @@ async def get_rapport(request: Request) -> Response:
 
 async def healthz(request: Request) -> JSONResponse:
     """Health, without auth: 200 ``{"ok": true, "tete": head, "position": folded,
-    "retard": head - folded}`` (notification ids; ``retard`` in events), or 503 with
-    ``erreur`` while the projection runner's last page failed (details in the server's
-    log only) or the store cannot be read."""
+    "retard": head - folded, "ecartes": set aside}`` (notification ids; ``retard`` and
+    ``ecartes`` in events: ADR-0135), or 503 with ``erreur`` while the projection runner's
+    last page failed (details in the server's log only), while the fold has not advanced
+    for ``Settings.fold_stall_after`` seconds with events waiting (the same figures,
+    ``"arrete_depuis"`` in seconds: ADR-0136), or when the store cannot be read."""
     services = _services(request)
     if services.folding_failed:
         return error_response(503, "the projection runner is failing; see the server log")
-
-    def read() -> tuple[int, int]:  # two SQLite reads: off the event loop
-        return services.store.head(), services.projection.position()
-
-    head, position = await run_in_threadpool(read)
-    return JSONResponse({"ok": True, "tete": head, "position": position,
-                         "retard": max(0, head - position)})
+    health = await run_in_threadpool(services.fold_health)  # reads: off the event loop
+    answer = {"ok": True, "tete": health.tete, "position": health.position,
+              "retard": health.retard, "ecartes": health.ecartes}
+    if health.arrete_depuis is None:
+        return JSONResponse(answer)
+    where = ("on PostgreSQL the bilan is folded by `miam-economies project`: is one "
+             "running beside this server? " if services.settings.database.is_postgres
+             else "")
+    erreur = (f"the fold has not advanced for {health.arrete_depuis:g} s while "
+              f"{health.retard} events wait; {where}see the folding process's log")
+    return JSONResponse({**answer, "ok": False, "erreur": erreur,
+                         "arrete_depuis": health.arrete_depuis}, status_code=503)
 
 
 async def get_metrics(request: Request) -> Response:

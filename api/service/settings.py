@@ -43,7 +43,9 @@ class Settings:
     ``database_url``: where the events and projections live (``api.store.backends``; None:
     ``sqlite:///data/economies.sqlite``, ADR-0031); ``fold_in_thread``: on SQLite, fold
     the projection in a thread of this process (MIAM's embedded use); False when another
-    process folds it (``serve``'s projector process, ADR-0115).
+    process folds it (``serve``'s projector process, ADR-0115); ``fold_stall_after``:
+    seconds the fold may go without advancing while events wait before ``/healthz`` says
+    it stopped (ADR-0136).
     """
 
     data: Path
@@ -58,6 +60,7 @@ class Settings:
     metrics_public: bool = False
     database_url: str | None = None
     fold_in_thread: bool = True
+    fold_stall_after: float = 60.0
 
     @property
     def journal_path(self) -> Path:
