@@ -81,7 +81,7 @@ class _Findings:
     def faults(self) -> list[str]:
         """One line per fault, each with its mend."""
         placed = self.missing or self.shadowed
-        if placed and "" not in self.prefixes and self.prefixes:
+        if placed and self.prefixes and "" not in self.prefixes:
             lines = [_under_prefix(self.prefixes, [*self.missing,
                                                    *sum(self.shadowed.values(), [])])]
         else:
@@ -123,18 +123,8 @@ async def check_host(app: ASGIApp, token: str | None = None) -> None:
         elif stop is None:
             found.shadowed.setdefault(label(taker.route), []).append(request)
         elif await _refused_by_all(app, method, path, probes, found):
-            known = token if token is not None else token_of(stop)
-            dead = unlabelled_sdk_guard(app, taker)
-            if known is None:
-                (found.dead if dead else found.unproven).append(request)
-                continue
-            reached: list[str] = []
-            status = await answer(app, probe_scope(method, path, token_probe(known), reached))
-            if not reached:
-                if dead:
-                    found.dead.append(request)
-                else:
-                    found.shut[request] = status
+            await _token_through(app, method, path, token or token_of(stop),
+                                 unlabelled_sdk_guard(app, taker), found)
     faults = found.faults()
     if faults:
         raise EmbeddingRefused("miam-economies will not start (SPEC, \"Fail closed\"):\n- "
@@ -162,6 +152,26 @@ async def _refused_by_all(app: ASGIApp, method: str, path: str, probes: Sequence
             found.unsure.setdefault(probe.said, {})[request] = status
             return False
     return True
+
+
+async def _token_through(app: ASGIApp, method: str, path: str, token: str | None,
+                         dead: bool, found: _Findings) -> None:
+    """Send MIAM's ``token`` to our route and note in ``found`` if it does not get there
+    (``dead``: the route's guard is one that never lets it through); told no token, note
+    the dead guard, or what could not be proven."""
+    request = f"{method} {path}"
+    status: int | str = "not sent"
+    if token is not None:
+        reached: list[str] = []
+        status = await answer(app, probe_scope(method, path, token_probe(token), reached))
+        if reached:
+            return
+    if dead:
+        found.dead.append(request)
+    elif token is None:
+        found.unproven.append(request)
+    else:
+        found.shut[request] = status
 
 
 def _missing(requests: list[str]) -> list[str]:
