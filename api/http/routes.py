@@ -44,7 +44,7 @@ def _services(request: Request) -> Services:
     services = getattr(request.state, STATE, None)
     if not isinstance(services, Services):  # absent, or a host's own key of that name
         raise NotOpen("miam-economies is not open in this app: enter "
-                      "open_economies(settings) in the app's lifespan and merge the state "
+                      "open_economies(settings, app) in the app's lifespan and merge the state "
                       "it yields under its keys (docs/embedding.md, \"The routes, in "
                       "MIAM's app\")")
     return services
