@@ -71,7 +71,7 @@ class Settings:
                      attendre_max: float = ..., body_timeout: float = ...,
                      fuseau: str | None = ..., journal: Path | None = ...,
                      metrics_public: bool = ..., database_url: str | None = ...,
-                     fold_in_thread: bool = ...) -> None: ...
+                     fold_in_thread: bool = ..., fold_stall_after: float = ...) -> None: ...
 
     def __post_init__(self) -> None:
         """``data`` kept as a ``Path``, whichever of the two it was given as."""
