@@ -70,8 +70,8 @@ def parse_line(raw: bytes) -> JournalLine | None:
     apart; so does one whose ``demande_id`` no event can carry (``ecartees`` 1). ``valeurs``
     keeps the scalar fields but ``demande_id``: strings as they are, numbers and booleans
     as JSON text; nulls, lists, objects and a field named "" are left out, and so is a
-    field whose name or value breaks the storable text rule (over 512 bytes, a NUL),
-    counted in ``ecartees`` (``domain.storable_text``; ADR-0135).
+    field whose name or value breaks the storable text rule (over 512 characters or 64
+    beyond ASCII, a NUL), counted in ``ecartees`` (``domain.storable_text``; ADR-0135).
     """
     try:
         obj: Any = loads_strict(raw)

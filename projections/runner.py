@@ -19,7 +19,7 @@ from eventsourcing.persistence import IntegrityError, OperationalError, Persiste
 from miam_economies.projections.journal import JournalFollower
 from miam_economies.projections.pacing import Pacing, Unpaced
 from miam_economies.projections.projection import BilanProjection
-from miam_economies.projections.set_aside import fold_singly, poisoned
+from miam_economies.projections.set_aside import fold_singly, poisoned, said_aside
 from miam_economies.projections.source import EventSource
 from miam_economies.projections.view import BilanView
 
@@ -126,9 +126,7 @@ class CatchUpRunner:
             # An event's data the view refuses: fold the page event by event, setting
             # aside the ones refused, rather than stop here for ever (ADR-0135).
             return fold_singly(self.source, projection, position, last)
-        for ecarte in delta.ecartes:
-            log.warning("projection %s: the event at position %d is set aside (%s)",
-                        projection.tracking_name, ecarte.position, ecarte.raison)
+        said_aside(projection, delta.ecartes)
         return folded
 
     def step(self) -> int:

@@ -69,11 +69,18 @@ def fold_singly(source: EventSource, projection: BilanProjection, position: int,
         except PersistenceError as exc:
             if not poisoned(exc):
                 raise
-            log.warning("projection %s: the event at position %d is set aside (%s)",
-                        projection.tracking_name, n, exc)
-            aside = projection.new_delta()
-            aside.add_all([Ecarte(n, _reason(exc))])
-            projection.commit(aside, n, previous=position, identite=identite)
+            delta = projection.new_delta()
+            delta.add_all([Ecarte(n, _reason(exc))])
+            projection.commit(delta, n, previous=position, identite=identite)
+        said_aside(projection, delta.ecartes)
         position = n
         passed += 1
     return passed
+
+
+def said_aside(projection: BilanProjection, ecartes: list[Ecarte]) -> None:
+    """Log one warning per event of ``ecartes``, set aside by ``projection``'s last
+    commit: its position and why (the event itself is in ``export``)."""
+    for ecarte in ecartes:
+        log.warning("projection %s: the event at position %d is set aside (%s)",
+                    projection.tracking_name, ecarte.position, ecarte.raison)
