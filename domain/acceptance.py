@@ -37,6 +37,7 @@ from miam_economies.domain.schema import (
     Text,
     TextList,
 )
+from miam_economies.domain.storable_text import plain_json, text_fault
 from miam_economies.domain.validation import validate_batch
 
 Payload: TypeAlias = dict[str, Any]
@@ -91,29 +92,64 @@ _Batch = msgspec.defstruct("Batch", [(
 )], gc=False)
 
 
-def compiled_check(body: Any) -> bool:
-    """Whether the compiled types accept ``body`` (the decoded JSON of a batch): exactly
-    when ``validation.validate_batch`` finds no fault (a property test holds them to it).
-    Never raises."""
-    try:
-        msgspec.convert(body, _Batch, strict=True)
-    except msgspec.ValidationError:
-        return False
+def _text_paths(fields: tuple[Field, ...], prefix: tuple[str, ...] = ()
+                ) -> list[tuple[str, ...]]:
+    """The key paths of the strings (``Text``, ``TextList``) among ``fields``."""
+    paths: list[tuple[str, ...]] = []
+    for f in fields:
+        if isinstance(f.kind, Text | TextList):
+            paths.append((*prefix, f.name))
+        elif isinstance(f.kind, Record):
+            paths += _text_paths(f.kind.fields, (*prefix, f.name))
+    return paths
+
+
+_TEXTS = {kind: tuple(_text_paths((*_COMMON, *fields))) for kind, fields in EVENTS.items()}
+"""Per event type, where its strings are: the storable text rule's walk (ADR-0135)."""
+
+
+def _texts_storable(events: list[Payload]) -> bool:
+    """Whether every string of ``events`` (a batch the compiled types accepted) keeps the
+    storable text rule (``domain.storable_text``), which ``msgspec`` cannot state."""
+    for event in events:
+        for path in _TEXTS[event[TYPE]]:
+            value: Any = event
+            for key in path:
+                value = value[key]
+            if value is None:
+                continue
+            for text in value if isinstance(value, list) else (value,):
+                if text_fault(text) is not None:
+                    return False
     return True
 
 
-def accept_batch(body: Any) -> list[Payload]:
+def compiled_check(body: Any, raw: bytes | None = None) -> bool:
+    """Whether the compiled types accept ``body`` (the decoded JSON of a batch): exactly
+    when ``validation.validate_batch`` finds no fault (a property test holds them to it).
+    ``raw``: the bytes ``body`` was decoded from, when known: a plain one
+    (``storable_text.plain_json``) needs no walk of its strings. Never raises."""
+    try:
+        msgspec.convert(body, _Batch, strict=True)
+    except (msgspec.ValidationError, UnicodeEncodeError):  # msgspec's, for a lone surrogate
+        return False
+    return (raw is not None and plain_json(raw)) or _texts_storable(body["evenements"])
+
+
+def accept_batch(body: Any, raw: bytes | None = None) -> list[Payload]:
     """The events of an accepted batch, as received (dicts, unknown fields included), in
     batch order.
 
     ``body`` is the decoded JSON (``domain.strict_json.loads_strict``): an object whose
     ``evenements`` is a list of 1 to ``MAX_BATCH`` events; other top-level keys are
-    ignored. The batch is accepted or refused whole, by the rules of ``domain.schema``
-    (SPEC, "Events (schema 1)").
+    ignored; ``raw``, the bytes it was decoded from when known (the check of its strings
+    is then skipped when they are all plain ASCII: ``compiled_check``). The batch is
+    accepted or refused whole, by the rules of ``domain.schema`` (SPEC, "Events (schema
+    1)") and of ``domain.storable_text`` (ADR-0135).
 
     Raises ``validation.SchemaError`` listing every fault when anything is wrong.
     """
-    if not compiled_check(body):
+    if not compiled_check(body, raw):
         # The slow path says why, every fault of it. It would accept what the compiled
         # check refused only if the two disagreed, which the property test forbids.
         validate_batch(body)

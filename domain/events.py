@@ -144,9 +144,21 @@ class Conflit:
     client: str
 
 
-Stored: TypeAlias = Received | Conflit
-"""What one stored event is to a projection: a received event's typed value, or a
-``Conflit``."""
+@dataclass(frozen=True, slots=True)
+class Ecarte:
+    """A stored event the fold sets aside, folded into no figure (ADR-0135): ``position``,
+    its notification id; ``raison``, why (our words, never the event's values). An event
+    an earlier release stored that the POST now refuses (``domain.storable_text``), or
+    whose payload is not an event of schema 1; every backend sets it aside alike, and
+    the bilan's conservation counts it (``ecartes``)."""
+
+    position: int
+    raison: str
+
+
+Stored: TypeAlias = Received | Conflit | Ecarte
+"""What one stored event is to a projection: a received event's typed value, a
+``Conflit``, or an ``Ecarte``."""
 
 
 def from_payload(payload: Mapping[str, Any]) -> Received:

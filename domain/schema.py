@@ -23,6 +23,12 @@ MAX_STRING = 512
 modele...): the contract's ids are about 100 characters; a 10,000-character id is refused,
 not stored. Unknown fields are bounded only by the body limit."""
 
+MAX_NON_ASCII = 64
+"""Characters beyond ASCII at most in each such string, and no U+0000 in it
+(``domain.storable_text``, ADR-0135): 448 ASCII characters and 64 of four bytes make
+704 bytes, and the widest index row of the projections (a projection name and three such
+strings) stays within PostgreSQL's 2,704."""
+
 MAX_SAFE_INTEGER = 2**53 - 1
 """The plugin is JavaScript: integers beyond Number.MAX_SAFE_INTEGER are not exact there."""
 
@@ -44,7 +50,9 @@ class Exactly:
 
 @dataclass(frozen=True, slots=True)
 class Text:
-    """A JSON string of at most ``MAX_STRING`` characters; ``non_empty``: at least one;
+    """A JSON string of at most ``MAX_STRING`` characters, ``MAX_NON_ASCII`` of them beyond
+    ASCII, without U+0000 or a lone surrogate (``domain.storable_text``); ``non_empty``:
+    at least one;
     ``nullable``: ``null`` is allowed too (SPEC: "null is allowed only where the table
     says so")."""
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 import orjson
@@ -99,9 +100,12 @@ def _refuse_lone_surrogates(document: Any) -> None:
                 raise NotStrictJson("a string holds a lone UTF-16 surrogate escape") from None
 
 
-def loads_strict(body: bytes, what: str = "text") -> Any:
+def loads_strict(body: bytes, what: str = "text", lone_surrogates: bool = False) -> Any:
     """Decode ``body`` as strict JSON: UTF-8 without BOM, no NaN/Infinity (nor a number
-    that overflows to it), no repeated key, no lone surrogate escape (``\\ud800``).
+    that overflows to it), no repeated key, and no lone surrogate escape (``\\ud800``)
+    unless ``lone_surrogates``: the events of a batch may hold them where the contract
+    reads nothing (JavaScript's ``JSON.stringify`` writes them; the schema refuses them
+    where it reads: ADR-0135), a journal line may not.
 
     Raises ``NotStrictJson`` saying why, calling ``body`` ``what`` ("the body is not
     UTF-8", "the line is not JSON"...). Deep nesting and integer literals past Python's
@@ -128,6 +132,30 @@ def loads_strict(body: bytes, what: str = "text") -> Any:
         raise NotStrictJson(f"the {what} is nested too deeply") from None
     except ValueError as exc:  # e.g. an integer literal past sys.get_int_max_str_digits()
         raise NotStrictJson(f"the {what} is not acceptable JSON: {exc}") from None
-    if "\\u" in text:  # only escapes can produce a lone surrogate: skip the walk otherwise
+    if not lone_surrogates and "\\u" in text:  # only escapes make one: else skip the walk
         _refuse_lone_surrogates(document)
     return document
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def dumps_text(document: Any) -> str:
+    """``document`` as compact JSON text (no spaces, non-ASCII characters as they are),
+    which encodes as UTF-8 whatever it holds: a lone surrogate that ``loads_strict(...,
+    lone_surrogates=True)`` let through is written as its ``\\u`` escape, the only form
+    UTF-8 text can carry, and an integer past 64 bits in full (orjson's fast path holds
+    neither). ``loads_strict`` reads the text back to an equal document."""
+    try:
+        return orjson.dumps(document).decode()
+    except TypeError:  # orjson.JSONEncodeError: a lone surrogate, or a very long integer
+        return escaped_surrogates(
+            json.dumps(document, ensure_ascii=False, separators=(",", ":")))
+
+
+def escaped_surrogates(text: str) -> str:
+    """``text``, JSON written with non-ASCII characters as they are, with each lone
+    surrogate written as its ``\\u`` escape instead: the same document, now encodable
+    as UTF-8. A lone surrogate stands only inside a string literal, where its escape is
+    one too."""
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

@@ -23,7 +23,6 @@ from miam_economies.domain.schema import (
     INSTANT_PATTERN,
     MAX_BATCH,
     MAX_SAFE_INTEGER,
-    MAX_STRING,
     TYPE,
     Boolean,
     Exactly,
@@ -35,6 +34,7 @@ from miam_economies.domain.schema import (
     Text,
     TextList,
 )
+from miam_economies.domain.storable_text import text_fault
 
 MAX_FAULTS = 100
 """Faults listed in one 422 body at most; the count of the rest is reported."""
@@ -93,9 +93,9 @@ _ABSENT = object()
 
 
 def _string(value: Any) -> str | None:
-    if not isinstance(value, str):
-        return "must be a string"
-    return None if len(value) <= MAX_STRING else f"must be at most {MAX_STRING} characters"
+    # A string every backend keeps: the storable text rule (characters, U+0000, lone
+    # surrogates; ADR-0135).
+    return text_fault(value) if isinstance(value, str) else "must be a string"
 
 
 def _non_empty_string(value: Any) -> str | None:

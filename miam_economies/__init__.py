@@ -6,10 +6,12 @@ The names a host app (MIAM) uses, importable from here (SPEC, "Installed as a li
 * ``economies_routes(auth=TOKEN | [Middleware(...)] | "host", ops=True)``: the routes to
   put in the host's Starlette app, behind the auth named (required: SPEC, "Fail closed");
 * ``BearerAuth``: our bearer middleware, which ``auth=TOKEN`` puts on each route;
-* ``open_economies(settings, app)``: the async context manager the host's lifespan enters
-  with the app it receives; it refuses to start (``EmbeddingRefused``) when that app
-  leaves our routes unguarded or shadowed (ADR-0091);
-* ``Settings``: where the data lives and how the routes behave;
+* ``open_economies(settings, app, token=None)``: the async context manager the host's
+  lifespan enters first, with the app it receives; it refuses to start
+  (``EmbeddingRefused``) when that app leaves our routes unguarded, shadowed or closed to
+  MIAM's token (ADR-0091, ADR-0140);
+* ``Settings``: where the data lives (``data``, a ``Path`` or a ``str``) and how the
+  routes behave;
 * ``economies_section(data, par=...)`` and ``net_du_jour(client, data)``: the bilan from
   Python, without a server; ``read_bilan(data)`` for the whole snapshot;
 * ``read_classement(data, par="preset", selon=..., apparier=...)``: which preset is
@@ -24,7 +26,8 @@ use cases). In the repository they are the top-level folders ``domain/``,
 ``projections/`` and ``api/``; this folder links to them (ADR-0041).
 
 The names load on first use, so ``import miam_economies.domain`` stays free of Starlette
-and the store.
+and the store; type checkers read them from the ``TYPE_CHECKING`` imports, so a misspelt
+name is an error there too.
 """
 
 from __future__ import annotations
@@ -65,13 +68,18 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """Import a public name from its module on first use (PEP 562)."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'miam_economies' has no attribute {name!r}")
-    return getattr(import_module(home), name)
+if not TYPE_CHECKING:
+    # Hidden from type checkers: a module-level __getattr__ would type every unknown name
+    # of the package as Any, so a misspelt import would pass ``mypy --strict`` (issue 33);
+    # they read the names from the imports above.
+    def __getattr__(name: str) -> Any:
+        """Import a public name from its module on first use (PEP 562)."""
+        home = _HOMES.get(name)
+        if home is None:
+            raise AttributeError(f"module 'miam_economies' has no attribute {name!r}")
+        return getattr(import_module(home), name)
 
 
 def __dir__() -> list[str]:
+    """The module's names and the public ones that load on first use."""
     return sorted([*globals(), *__all__])

@@ -21,6 +21,7 @@ from miam_economies.domain.events import (
     Conflit,
     Correction,
     Delegation,
+    Ecarte,
     Pilotage,
     Received,
     Stored,
@@ -92,8 +93,9 @@ class PageDelta:
     demande_id, jour)]`` (what each demande gets on each day: the journal-field groups
     by day are their sums; ADR-0133) are ``Figures``, ``modeles[(client, modele, jour)]``
     ``FiguresModele``, ``demandes[(client, demande_id)]`` ``DemandeDelta``,
-    ``anomalies[(client, kind)]`` and ``conflits[client]`` counts;
-    ``evenements``: events in the page. ``jours_of``: the day of a date in ``zone``
+    ``anomalies[(client, kind)]`` and ``conflits[client]`` counts; ``ecartes``: the
+    events set aside (ADR-0135), in no other table; ``evenements``: events folded (the
+    set-aside ones apart). ``jours_of``: the day of a date in ``zone``
     (``domain.bilan.Jours``; a fold passes its own so the memo outlives the page).
     """
 
@@ -111,6 +113,7 @@ class PageDelta:
     anomalies: defaultdict[tuple[str, str], int] = field(
         default_factory=lambda: defaultdict(int))
     conflits: defaultdict[str, int] = field(default_factory=lambda: defaultdict(int))
+    ecartes: list[Ecarte] = field(default_factory=list)
     evenements: int = 0
     jours_of: Jours | None = field(default=None, compare=False, repr=False)
 
@@ -120,21 +123,23 @@ class PageDelta:
     def add(self, evenement: Received) -> None:
         """Fold one event into the deltas. Raises ``TypeError`` for anything but a
         ``Delegation``, ``Pilotage`` or ``Correction``."""
-        if isinstance(evenement, Conflit):
+        if isinstance(evenement, Conflit | Ecarte):
             raise TypeError(f"not a received event: {evenement!r}")
         self.add_all((evenement,))
 
     def add_all(self, values: Iterable[Stored]) -> None:
         """Fold stored events' values (``EventSource.read``): a ``Conflit`` counts under
-        ``conflits``; a ``Delegation``, ``Pilotage`` or ``Correction`` is folded into
-        every table. Raises ``TypeError`` for any other value."""
+        ``conflits``; an ``Ecarte`` goes to ``ecartes``; a ``Delegation``, ``Pilotage`` or
+        ``Correction`` is folded into every table. Raises ``TypeError`` for any other
+        value."""
         # Which method folds a value of each type: one dict look-up per event (a chain of
         # isinstance tests, or singledispatch, costs more at this rate: ADR-0062). Bound
         # here, not kept on self: a delta referring to itself would wait for the cyclic
         # garbage collector instead of being freed with its page.
         fold: dict[type, Callable[[Any], None]] = {
             Delegation: self._delegation, Pilotage: self._pilotage,
-            Correction: self._correction, Conflit: self._conflit}
+            Correction: self._correction, Conflit: self._conflit,
+            Ecarte: self.ecartes.append}
         for value in values:
             method = fold.get(type(value))
             if method is None:

@@ -22,6 +22,7 @@ import logging
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from miam_economies.domain.storable_text import text_fault
 from miam_economies.domain.strict_json import NotStrictJson, loads_strict
 from miam_economies.projections.view import BilanView, JournalLine
 
@@ -66,9 +67,11 @@ def parse_line(raw: bytes) -> JournalLine | None:
     as ``domain.strict_json`` defines it).
 
     A line without a string ``demande_id`` gives ``JournalLine("", {})``: usable, counted
-    apart. ``valeurs`` keeps the scalar fields but ``demande_id``: strings as they are,
-    numbers and booleans as JSON text; nulls, lists, objects and a field named "" are
-    left out.
+    apart; so does one whose ``demande_id`` no event can carry (``ecartees`` 1). ``valeurs``
+    keeps the scalar fields but ``demande_id``: strings as they are, numbers and booleans
+    as JSON text; nulls, lists, objects and a field named "" are left out, and so is a
+    field whose name or value breaks the storable text rule (over 512 characters or 64
+    beyond ASCII, a NUL), counted in ``ecartees`` (``domain.storable_text``; ADR-0135).
     """
     try:
         obj: Any = loads_strict(raw)
@@ -79,14 +82,23 @@ def parse_line(raw: bytes) -> JournalLine | None:
     demande_id = obj.get("demande_id")
     if not isinstance(demande_id, str) or not demande_id:
         return JournalLine("", {})
+    if text_fault(demande_id) is not None:  # no event can carry it: nothing to join
+        return JournalLine("", {}, ecartees=1)
     valeurs = {}
+    ecartees = 0
     for champ, valeur in obj.items():
         # "": the view's name for a client's whole sample (sql_samples.CLIENT_WIDE).
         if (champ in ("demande_id", "") or valeur is None
                 or isinstance(valeur, (dict, list))):
             continue
-        valeurs[champ] = valeur if isinstance(valeur, str) else json.dumps(valeur)
-    return JournalLine(demande_id, valeurs)
+        text = valeur if isinstance(valeur, str) else json.dumps(valeur)
+        # Any length and content is MIAM's to write; what no backend could keep (a
+        # long error text, a NUL) is left out and counted, never a stop (ADR-0135).
+        if text_fault(champ) is not None or text_fault(text) is not None:
+            ecartees += 1
+            continue
+        valeurs[champ] = text
+    return JournalLine(demande_id, valeurs, ecartees)
 
 
 class JournalFollower:
@@ -140,10 +152,11 @@ class JournalFollower:
             return True
 
     def state(self) -> dict[str, Any]:
-        """``{"lignes", "malformees", "sans_demande"}`` so far, plus ``"erreur"`` while the
-        journal cannot be read."""
+        """``{"lignes", "malformees", "sans_demande", "valeurs_ecartees"}`` so far, plus
+        ``"erreur"`` while the journal cannot be read."""
         state = self.view.journal_state(self.key)
-        counts = {k: state[k] for k in ("lignes", "malformees", "sans_demande")}
+        counts = {k: state[k] for k in ("lignes", "malformees", "sans_demande",
+                                         "valeurs_ecartees")}
         erreur = self.last_error
         if erreur is None and self.explicit and not self.path.exists():
             erreur = self._missing()  # read as it stands: nobody followed it yet

@@ -14,11 +14,12 @@ import threading
 import time
 from collections.abc import Callable
 
-from eventsourcing.persistence import IntegrityError, OperationalError
+from eventsourcing.persistence import IntegrityError, OperationalError, PersistenceError
 
 from miam_economies.projections.journal import JournalFollower
 from miam_economies.projections.pacing import Pacing, Unpaced
 from miam_economies.projections.projection import BilanProjection
+from miam_economies.projections.set_aside import fold_singly, poisoned, said_aside
 from miam_economies.projections.source import EventSource
 from miam_economies.projections.view import BilanView
 
@@ -89,6 +90,9 @@ class CatchUpRunner:
     def fold_page(self) -> int:
         """Fold the next page of events, if any; return how many were folded.
 
+        A stored event the fold cannot take is set aside, never a stop: read as an
+        ``Ecarte`` (``domain.storable_text``), or, refused by the view for its data, found
+        by folding the page event by event (``set_aside``; ADR-0135); each is logged.
         Raises the view's or the source's ``PersistenceError`` (an ``IntegrityError`` when
         another runner folded the page first), and what ``projection`` raises.
         """
@@ -111,9 +115,18 @@ class CatchUpRunner:
             last = read[-1][0]
             if len(read) < wanted:
                 break  # the store's head, for now
-        if folded:
+        if not folded:
+            return 0
+        try:
             projection.commit(delta, last, previous=position,
                               identite=self.source.identity(last))
+        except PersistenceError as exc:
+            if not poisoned(exc):
+                raise
+            # An event's data the view refuses: fold the page event by event, setting
+            # aside the ones refused, rather than stop here for ever (ADR-0135).
+            return fold_singly(self.source, projection, position, last)
+        said_aside(projection, delta.ecartes)
         return folded
 
     def step(self) -> int:

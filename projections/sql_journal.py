@@ -16,7 +16,8 @@ from miam_economies.projections.sql_schema import Cursor, chunks
 from miam_economies.projections.view import JournalLine
 
 _JOURNAL_COLUMNS = {
-    "journal_suivi": "position, fichier, empreinte, lignes, malformees, sans_demande",
+    "journal_suivi": ("position, fichier, empreinte, lignes, malformees, sans_demande, "
+                      "valeurs_ecartees"),
     "journal_demandes": "demande_id",
     "journal_valeurs": "demande_id, champ, valeur",
 }
@@ -35,11 +36,12 @@ class JournalWriter:
         """``BilanView.fold_journal`` in ``c``'s write transaction: raises
         ``IntegrityError`` when the offset is no longer ``previous``."""
         sans_demande = sum(1 for line in lines if not line.demande_id)
-        counts = (len(lines) - sans_demande, malformees, sans_demande)
+        counts = (len(lines) - sans_demande, malformees, sans_demande,
+                  sum(line.ecartees for line in lines))
         c.execute(
             "UPDATE journal_suivi SET position = ?, fichier = ?, empreinte = ?, "
             "lignes = lignes + ?, malformees = malformees + ?, "
-            "sans_demande = sans_demande + ? "
+            "sans_demande = sans_demande + ?, valeurs_ecartees = valeurs_ecartees + ? "
             "WHERE chemin = ? AND position = ? RETURNING position",
             (offset, fichier, empreinte, *counts, chemin, previous),
         )
@@ -47,7 +49,8 @@ class JournalWriter:
             if previous != 0:
                 raise IntegrityError(f"journal {chemin}: offset moved past {previous}")
             c.execute("INSERT INTO journal_suivi (chemin, position, fichier, empreinte, "
-                      "lignes, malformees, sans_demande) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                      "lignes, malformees, sans_demande, valeurs_ecartees) "
+                      "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                       (chemin, offset, fichier, empreinte, *counts))
         # The first line of a demande wins: those already joined are looked up (500
         # ids a query) rather than tried one insert at a time, which cost a statement

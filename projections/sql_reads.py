@@ -28,6 +28,7 @@ from miam_economies.projections.view import (
     DemandeLue,
     Groupes,
     Groupes2,
+    Progression,
     ProjectionSettings,
 )
 
@@ -53,6 +54,20 @@ class SqlReader:
         row = c.fetchone()
         return position, None if row is None else row[0]
 
+    def progression(self, c: Cursor, name: str) -> Progression:
+        """See ``BilanView.progression``."""
+        position = self.position(c, name)
+        c.execute("SELECT avance_le FROM bilan_sources WHERE projection = ?", (name,))
+        row = c.fetchone()
+        avance_le = None if row is None or row[0] is None else row[0] / 1000
+        return Progression(position, avance_le, self.ecartes(c, name))
+
+    @staticmethod
+    def ecartes(c: Cursor, name: str) -> int:
+        """Stored events projection ``name`` set aside (ADR-0135)."""
+        c.execute("SELECT count(*) FROM bilan_ecartes WHERE projection = ?", (name,))
+        return int(c.fetchone()[0])
+
     @staticmethod
     def settings(c: Cursor, name: str) -> ProjectionSettings | None:
         """See ``BilanView.settings_of``."""
@@ -75,11 +90,11 @@ class SqlReader:
     @staticmethod
     def journal_state(c: Cursor, chemin: str) -> dict[str, Any]:
         """See ``BilanView.journal_state``."""
-        c.execute("SELECT position, fichier, empreinte, lignes, malformees, sans_demande "
-                  "FROM journal_suivi WHERE chemin = ?", (chemin,))
-        row = c.fetchone() or (0, None, None, 0, 0, 0)
+        c.execute("SELECT position, fichier, empreinte, lignes, malformees, sans_demande, "
+                  "valeurs_ecartees FROM journal_suivi WHERE chemin = ?", (chemin,))
+        row = c.fetchone() or (0, None, None, 0, 0, 0, 0)
         return dict(zip(("position", "fichier", "empreinte", "lignes", "malformees",
-                         "sans_demande"), row, strict=True))
+                         "sans_demande", "valeurs_ecartees"), row, strict=True))
 
     def snapshot(self, c: Cursor, name: str, formule: str, par: str | None = None,
                  depuis: str | None = None, jusqu_au: str | None = None,
@@ -105,7 +120,8 @@ class SqlReader:
         groupes = None if par is None else self._groupes(c, name, par, puis, depuis,
                                                          jusqu_au, clients)
         return BilanSnapshot(formule, position, evenements, clients, en_attente, fuseau,
-                             par, groupes, anomalies, conflits, identite, puis)
+                             par, groupes, anomalies, conflits, identite, puis,
+                             self.ecartes(c, name))
 
     @staticmethod
     def _groupes(c: Cursor, name: str, par: str, puis: str | None, depuis: str | None,

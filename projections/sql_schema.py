@@ -21,7 +21,8 @@ TOKEN_LIMIT = 2**62
 below it: SQLite keeps such a sum as decimal text (ADR-0051)."""
 TABLES = ("bilan_clients", "bilan_state", "bilan_jours", "bilan_modeles", "bilan_demandes",
           "bilan_demandes_jours", "bilan_outils", "bilan_liens", "bilan_groupes",
-          "bilan_groupes_jours", "bilan_echantillons", "bilan_anomalies", "bilan_sources")
+          "bilan_groupes_jours", "bilan_echantillons", "bilan_anomalies", "bilan_sources",
+          "bilan_ecartes")
 """The tables keyed by projection."""
 JOURNAL_TABLES = ("journal_valeurs", "journal_demandes", "journal_suivi")
 """The tables keyed by journal file."""
@@ -60,9 +61,15 @@ def view_tables(text: str, integer: str, tokens: str, boolean: str,
         f"journal_explicite {b} NOT NULL, formule {t} NOT NULL){w}",
         # The identity of the store's event at each projection's tracking position,
         # written with it (NULL: not known, as after a page of one event): a store
-        # replaced by another one gives another identity there (ADR-0105).
+        # replaced by another one gives another identity there (ADR-0105). avance_le:
+        # when a page last moved it (ms since the epoch), so a fold that stopped shows
+        # to every process that reads the view (ADR-0136).
         f"CREATE TABLE IF NOT EXISTS bilan_sources (projection {t} PRIMARY KEY, "
-        f"identite {t}){w}",
+        f"identite {t}, avance_le {i}){w}",
+        # The stored events each projection set aside: their position and why (our
+        # words), folded into no figure, counted by the conservation (ADR-0135).
+        f"CREATE TABLE IF NOT EXISTS bilan_ecartes (projection {t}, position {i}, "
+        f"raison {t} NOT NULL, PRIMARY KEY (projection, position)){w}",
         # Which projection serves: one row, switched in one statement (ADR-0009).
         f"CREATE TABLE IF NOT EXISTS bilan_actif (cle {t} PRIMARY KEY, "
         f"projection {t} NOT NULL){w}",
@@ -136,7 +143,8 @@ def view_tables(text: str, integer: str, tokens: str, boolean: str,
         f"PRIMARY KEY (chemin, demande_id)){w}",
         f"CREATE TABLE IF NOT EXISTS journal_suivi (chemin {t} PRIMARY KEY, "
         f"position {i} NOT NULL, fichier {t}, empreinte {t}, lignes {i} NOT NULL, "
-        f"malformees {i} NOT NULL, sans_demande {i} NOT NULL){w}",
+        f"malformees {i} NOT NULL, sans_demande {i} NOT NULL, "
+        f"valeurs_ecartees {i} NOT NULL){w}",
         # The formulas users set from a price file, by name: the table as canonical JSON
         # and the file's checksum. Not derived from the store: an upgrade keeps it, as
         # bilan_state (ADR-0131).

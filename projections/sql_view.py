@@ -13,6 +13,7 @@ read-then-write never fails on a stale snapshot (NOTES-eventsourcing, pitfalls).
 
 from __future__ import annotations
 
+import time
 from abc import abstractmethod
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
@@ -36,6 +37,7 @@ from miam_economies.projections.view import (
     BilanView,
     DemandeLue,
     JournalLine,
+    Progression,
     ProjectionMismatch,
     ProjectionSettings,
 )
@@ -83,8 +85,14 @@ class SqlBilanView(BilanView):
         name = tracking.application_name
         with self._write() as c:
             self._advance(c, tracking, previous)
-            c.execute("INSERT INTO bilan_sources VALUES (?, ?) ON CONFLICT (projection) "
-                      "DO UPDATE SET identite = excluded.identite", (name, identite))
+            c.execute("INSERT INTO bilan_sources VALUES (?, ?, ?) ON CONFLICT (projection) "
+                      "DO UPDATE SET identite = excluded.identite, "
+                      "avance_le = excluded.avance_le",
+                      (name, identite, int(time.time() * 1000)))
+            if delta.ecartes:  # set aside: in no figure, counted apart (ADR-0135)
+                c.executemany("INSERT INTO bilan_ecartes VALUES (?, ?, ?) "
+                              "ON CONFLICT DO NOTHING",
+                              [(name, e.position, e.raison) for e in delta.ecartes])
             c.execute("UPDATE bilan_state SET evenements = evenements + ? "
                       "WHERE projection = ? RETURNING fuseau, journal",
                       (delta.evenements, name))
@@ -164,6 +172,11 @@ class SqlBilanView(BilanView):
         """See ``BilanView.source``."""
         with self._read() as c:
             return self.reader.source(c, name)
+
+    def progression(self, name: str) -> Progression:
+        """See ``BilanView.progression``."""
+        with self._read() as c:
+            return self.reader.progression(c, name)
 
     def reset(self, name: str, previous: int | None = None) -> None:
         """See ``BilanView.reset``."""

@@ -34,10 +34,13 @@ class ProjectionMismatch(MiamEconomiesError):
 @dataclass(frozen=True)
 class JournalLine:
     """One usable line of MIAM's ``delegations.jsonl``: its ``demande_id`` and its scalar
-    fields as text (``valeurs``: field name -> value; JSON text for numbers/booleans)."""
+    fields as text (``valeurs``: field name -> value; JSON text for numbers/booleans);
+    ``ecartees``: its values (or its ``demande_id``) left out because no backend could
+    keep them (``domain.storable_text``; ADR-0135)."""
 
     demande_id: str
     valeurs: Mapping[str, str]
+    ecartees: int = 0
 
 
 @dataclass(frozen=True)
@@ -93,7 +96,8 @@ class BilanSnapshot:
     ``par``/``groupes``: the breakdown asked, if any (``Groupes2`` with ``puis``, its
     second dimension); ``anomalies`` (client -> kind ->
     events) and ``conflits`` (client -> differing re-sent versions); ``identite``: the
-    identity of the store's event at ``position`` recorded with it (ADR-0105).
+    identity of the store's event at ``position`` recorded with it (ADR-0105);
+    ``ecartes``: stored events up to ``position`` set aside, in no figure (ADR-0135).
     """
 
     formule: str
@@ -108,6 +112,19 @@ class BilanSnapshot:
     conflits: Mapping[str, int] | None = None
     identite: str | None = None
     puis: str | None = None
+    ecartes: int = 0
+
+
+@dataclass(frozen=True)
+class Progression:
+    """How far a projection's fold has got, in one read: ``position`` (its tracking
+    position, 0 before any), ``avance_le`` (when a page last moved it, seconds since the
+    epoch, None before any: ADR-0136) and ``ecartes`` (stored events it set aside so far:
+    ADR-0135)."""
+
+    position: int
+    avance_le: float | None
+    ecartes: int
 
 
 class BilanView(TrackingRecorder, ABC):
@@ -155,6 +172,11 @@ class BilanView(TrackingRecorder, ABC):
         recorded with it (None when not known), in one read (ADR-0105)."""
 
     @abstractmethod
+    def progression(self, name: str) -> Progression:
+        """Projection ``name``'s position, when a page last moved it and how many events
+        it set aside, in one read (``/healthz``, the metrics: ADR-0136)."""
+
+    @abstractmethod
     def rebuild_groups(self, name: str) -> None:
         """Compute projection ``name``'s journal-field groups again, in one transaction."""
 
@@ -193,7 +215,7 @@ class BilanView(TrackingRecorder, ABC):
     def journal_state(self, chemin: str) -> dict[str, Any]:
         """``{"position": bytes read, "fichier": identity or None, "empreinte": fingerprint
         or None, "lignes": lines with a demande_id read, "malformees": skipped,
-        "sans_demande": without one}``."""
+        "sans_demande": without one, "valeurs_ecartees": values left out (ADR-0135)}``."""
 
     @abstractmethod
     def snapshot(self, name: str, formule: str, par: str | None = None,

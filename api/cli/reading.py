@@ -153,7 +153,8 @@ def _usd_sum(amounts: Iterable[str]) -> str:
 
 def _provenance_line(result: dict[str, Any]) -> str:
     """Where the figures come from, in one line under the table: formula, position
-    against the store's head, events folded, zone, when, journal lines joined."""
+    against the store's head, events folded, zone, when, journal lines joined (and
+    values left out), events set aside (ADR-0135)."""
     p = result["provenance"]
     line = (f"provenance: formule {p['formule']}, position {p['position']:,} of tete "
             f"{p['tete']:,}, {p['evenements']:,} events, fuseau {p['fuseau']}, "
@@ -161,8 +162,13 @@ def _provenance_line(result: dict[str, Any]) -> str:
     journal = p.get("journal")
     if journal is not None:
         line += f", journal {journal.get('lignes', 0):,} lines"
+        if journal.get("valeurs_ecartees"):
+            line += f" ({journal['valeurs_ecartees']:,} values left out)"
         if journal.get("erreur"):
             line += f" (unreadable: {journal['erreur']})"
+    ecartes = result["conservation"].get("ecartes")
+    if ecartes:  # never silent (ADR-0135): the server's log names each by position
+        line += f", {ecartes:,} events set aside (see the folding process's log)"
     if p.get("attente_expiree"):
         line += ", wait expired"
     return line

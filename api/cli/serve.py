@@ -72,6 +72,10 @@ from miam_economies.api.service.settings import (
               show_default=True, envvar="MIAM_ECONOMIES_PROJECTION", show_envvar=True,
               help="On SQLite, fold the bilan in a child process (off the POSTs' "
               "interpreter) or in a thread of the server (ADR-0115).")
+@click.option("--fold-stall-after", default=60.0, show_default=True,
+              type=click.FloatRange(min=1), envvar="MIAM_ECONOMIES_FOLD_STALL_AFTER",
+              show_envvar=True, help="Seconds the fold may go without advancing while "
+              "events wait before /healthz answers 503 (ADR-0136).")
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1),
               envvar="MIAM_ECONOMIES_WORKERS", show_envvar=True,
               help="uvicorn worker processes (more than 1 needs PostgreSQL).")
@@ -80,7 +84,8 @@ from miam_economies.api.service.settings import (
 def serve(data: Path, database_url: str | None, fuseau: str | None, journal: Path | None,
           host: str, allow_non_loopback: bool, port: int, max_body: int, lock_timeout: int,
           body_timeout: float, header_timeout: float, metrics_public: bool,
-          projection: str, workers: int, token: str | None) -> None:
+          projection: str, fold_stall_after: float, workers: int,
+          token: str | None) -> None:
     """Serve POST /economies and GET /economies/bilan. On SQLite the projection is folded
     by a child process this one starts and watches (--projection); on PostgreSQL run
     `miam-economies project` beside (ADR-0031, ADR-0115)."""
@@ -111,7 +116,8 @@ def serve(data: Path, database_url: str | None, fuseau: str | None, journal: Pat
     settings = Settings(data=data, token=token, max_body=max_body, lock_timeout=lock_timeout,
                         fuseau=fuseau, journal=journal, body_timeout=body_timeout,
                         metrics_public=metrics_public, database_url=database_url,
-                        fold_in_thread=projection == "thread")
+                        fold_in_thread=projection == "thread",
+                        fold_stall_after=fold_stall_after)
     click.echo(f"events in {_where(settings)}", err=True)
     # Fail before serving, with a message, rather than in the lifespan.
     with refused(), open_services(settings, run_projections=False):
@@ -131,6 +137,10 @@ def serve(data: Path, database_url: str | None, fuseau: str | None, journal: Pat
         host=host, port=port, log_level="info", access_log=False, ws="none",
         h11_max_incomplete_event_size=MAX_HEADERS, timeout_keep_alive=5,
         limit_concurrency=64, timeout_graceful_shutdown=10)
+    if postgres:
+        click.echo("projection: on PostgreSQL this server only appends; run "
+                   "`miam-economies project` beside it to fold the bilan (/healthz answers "
+                   f"503 once events wait {fold_stall_after:g} s unfolded)", err=True)
     if workers == 1:
         projector = None if postgres or settings.fold_in_thread else Projector(settings)
         if projector is not None:

@@ -25,7 +25,8 @@ from miam_economies.api.http.errors import EXCEPTION_HANDLERS
 from miam_economies.api.http.framing import FramingGuard
 from miam_economies.api.http.guard import Auth, route_middleware
 from miam_economies.api.http.headers import HeaderCap
-from miam_economies.api.http.host_check import ProbeStop, check_host
+from miam_economies.api.http.host_check import check_host
+from miam_economies.api.http.host_probe import ProbeStop
 from miam_economies.api.http.metrics import METRICS_STATE, Metrics
 from miam_economies.api.http.observer import RequestObserver
 from miam_economies.api.http.routes import (
@@ -54,9 +55,11 @@ def _route(path: str, handler: Any, method: str, middleware: Sequence[Middleware
     # The endpoint is an ASGI app carrying our error policy, observation and framing check
     # (api.http.framing), so the route behaves the same in a host app that knows none;
     # ProbeStop, outermost, answers the host check's own requests before anything of
-    # ours runs (ADR-0091).
+    # ours runs, and keeps the route's middleware for the check to read (ADR-0091,
+    # ADR-0140).
     endpoint = ProbeStop(RequestObserver(FramingGuard(
-        ExceptionMiddleware(request_response(handler), handlers=EXCEPTION_HANDLERS)), path))
+        ExceptionMiddleware(request_response(handler), handlers=EXCEPTION_HANDLERS)), path),
+        middleware)
     return Route(path, endpoint, methods=[method], middleware=middleware,
                  max_body_size=max_body_size)
 
@@ -99,36 +102,51 @@ NEEDS_THE_APP = (
     "token before it opens anything (SPEC, \"Fail closed\")")
 
 
-def open_economies(settings: Settings, app: ASGIApp | None = None
+def open_economies(settings: Settings, app: ASGIApp, *, token: str | None = None
                    ) -> AbstractAsyncContextManager[dict[str, Any]]:
     """An async context manager for the host's lifespan: it checks the assembled host
     ``app`` (``host_check.check_host``: our data routes reachable, a request without
-    credentials refused), then opens the event store and the projections under
-    ``settings.data``, starts the projection runner, and yields the lifespan state the
-    routes read (``{"economies": Services, "economies_metrics": Metrics}``); on exit, it
-    stops the runner and closes the databases.
+    MIAM's token or with a wrong one refused, MIAM's token let through), then opens the
+    event store and the projections under ``settings.data``, starts the projection
+    runner, and yields the lifespan state the routes read (``{"economies": Services,
+    "economies_metrics": Metrics}``); on exit, it stops the runner and closes the
+    databases.
 
-    A host app enters it in its own lifespan and merges the state into its own (keys
-    ``economies`` and ``economies_metrics``: the host's own must not overwrite them)::
+    A host app enters it first in its own lifespan (a refusal then reaches uvicorn as one
+    message, not inside another context's ``ExceptionGroup``) and merges the state into
+    its own (keys ``economies`` and ``economies_metrics``: the host's own must not
+    overwrite them)::
 
         async def lifespan(app):
-            async with open_economies(Settings(data=Path("logs/mcp")), app) as state:
+            async with open_economies(Settings(data="logs/mcp"), app,
+                                      token=MIAM_TOKEN) as state, host_context():
                 yield {**host_state, **state}
 
-    ``settings.token`` is not used by the routes (``economies_routes(auth=...)`` decides).
-    Raises ``TypeError`` at once without ``app`` (ADR-0091); on entering,
-    ``EmbeddingRefused`` (nothing opened, nothing stored) when the check fails, then as
-    ``api.service.bootstrap.open_services`` (``OSError``, ``ZoneInfoNotFoundError``,
-    ``ProjectionMismatch``, ``DatabaseNotUtf8``, ``PersistenceError``).
+    ``token``: MIAM's bearer token, as the plugin sends it, for the check to prove that it
+    reaches our routes (ADR-0140); not needed with ``economies_routes(auth=TOKEN)``,
+    whose token is known. Without it under ``auth="host"`` or ``auth=[Middleware(...)]``
+    the check logs one warning saying what it could not prove. ``settings.token`` is not
+    used by the routes (``economies_routes(auth=...)`` decides).
+
+    Raises at once ``TypeError`` when ``app`` is None (ADR-0091) and ``ValueError`` for
+    an empty or blank ``token``; on entering, ``EmbeddingRefused`` (nothing opened,
+    nothing stored) when the check fails, then as
+    ``api.service.bootstrap.open_services`` (``DataDirectoryError`` for a data directory
+    it cannot write, ``ZoneInfoNotFoundError``, ``ProjectionMismatch``,
+    ``DatabaseNotUtf8``, ``PersistenceError``).
     """
-    if app is None:
+    if app is None:  # typed as required; an untyped caller still gets the reason
         raise TypeError(NEEDS_THE_APP)
-    return _opened(settings, app)
+    if token is not None and not token.strip():
+        raise ValueError("open_economies(..., token=) got an empty token, which no "
+                         "request could prove: give MIAM's bearer token, or None")
+    return _opened(settings, app, token)
 
 
 @asynccontextmanager
-async def _opened(settings: Settings, app: ASGIApp) -> AsyncIterator[dict[str, Any]]:
-    await check_host(app)  # before the store: a refused start creates nothing
+async def _opened(settings: Settings, app: ASGIApp,
+                  token: str | None) -> AsyncIterator[dict[str, Any]]:
+    await check_host(app, token)  # before the store: a refused start creates nothing
     with open_services(settings) as services:
         yield {STATE: services, METRICS_STATE: Metrics(services)}
 
@@ -145,7 +163,7 @@ def create_app(settings: Settings) -> Starlette:
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
-        async with open_economies(settings, app) as state:
+        async with open_economies(settings, app, token=token) as state:
             yield state
 
     public = ("/healthz", "/openapi.json", *(("/metrics",) if settings.metrics_public

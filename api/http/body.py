@@ -69,11 +69,13 @@ async def read_capped(request: Request, limit: int, timeout: float) -> bytes:
 
 
 def parse_json(body: bytes) -> Any:
-    """Decode a request body as strict JSON (``domain.strict_json.loads_strict``).
+    """Decode a request body as strict JSON (``domain.strict_json.loads_strict``), lone
+    surrogate escapes let through: the schema refuses them where the contract reads, and
+    an unknown field keeps them (ADR-0135).
 
     Raises ``MalformedBody`` with a message fit for the 400 body.
     """
     try:
-        return loads_strict(body, "body")
+        return loads_strict(body, "body", lone_surrogates=True)
     except NotStrictJson as exc:
         raise MalformedBody(str(exc)) from None

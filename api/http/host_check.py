@@ -1,33 +1,53 @@
 """The check ``open_economies(settings, app)`` runs before it opens anything (SPEC,
-"Installed as a library", "Fail closed"; ADR-0091): in the assembled host app, each of
-our data routes must be the one a request reaches, and a request without credentials must
-be refused before it gets there.
+"Installed as a library", "Fail closed"; ADR-0091, ADR-0140): in the assembled host app,
+each of our data routes must be the one a request reaches, a request without MIAM's token
+must be refused before it gets there, and MIAM's token must get through.
 
-1. Reachability: the app's routes are walked as Starlette's router tries them (the first
-   full match wins; a ``Mount`` or ``Host`` that matches is entered). A route of ours must
-   come first: a ``Mount("/")`` listed before it, or a host route on the same path, takes
-   the request (404 or the host's answer) and the plugin's batches stop.
-2. Auth: one in-process request per data route, without ``Authorization``, through the
-   whole app (its middleware included). It carries a scope key an HTTP client cannot set
-   (``PROBE``); our endpoint answers such a request itself, before its observer, its
-   handler or the store, so reaching it proves the route unguarded and stores nothing.
-   Refused with 401 or 403 (any body: the host's own shape counts) is guarded; any other
-   answer cannot prove a guard, so it fails too.
+1. Reachability (``host_routes``): a route of ours must come first. A ``Mount("/")``
+   listed before it, or a host route on the same path, takes the request (404, or the
+   host's own answer: a 200 would drop the batch) and the plugin's batches stop. Our
+   routes under a ``Mount("/x")`` are named as such: the plugin posts to ``/economies``
+   at the root.
+2. Refusals (``host_probe``): per data route, in process, through the whole app, one
+   request without ``Authorization``, two with an empty bearer and one with a random wrong
+   token. Each must be answered 401 or 403 (any body) before our route; reaching it proves
+   the route unguarded (a guard that checks presence, the scheme, or any token), any
+   other answer proves no guard. ``ProbeStop`` answers the ones that get through: nothing
+   is stored or logged.
+3. MIAM's token: the one ``economies_routes(auth=TOKEN)`` was given, or
+   ``open_economies(..., token=)``'s. One request with it per data route must reach our
+   route. Without it, the known dead guard (the MCP SDK's ``RequireAuthMiddleware`` with no
+   ``AuthenticationMiddleware`` before it) is refused, and one warning line says what the
+   check could not prove.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
-from typing import Any
 
-import anyio
-from starlette.routing import BaseRoute, Host, Match, Mount, Route
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.routing import BaseRoute
+from starlette.types import ASGIApp
 
+from miam_economies.api.http.host_probe import (
+    Probe,
+    answer,
+    probe_scope,
+    refused_probes,
+    token_probe,
+)
+from miam_economies.api.http.host_routes import (
+    first_taker,
+    label,
+    prefixes_of_ours,
+    routes_of,
+    stop_of,
+    token_of,
+    unlabelled_sdk_guard,
+)
 from miam_economies.domain.errors import MiamEconomiesError
 
-PROBE = "miam_economies.probe"
-"""Scope key of the check's own requests: a list our endpoint appends its path to."""
+log = logging.getLogger(__name__)
 
 DATA_ROUTES = (("POST", "/economies"), ("GET", "/economies/bilan"),
                ("GET", "/economies/demandes/sonde"), ("GET", "/economies/classement"),
@@ -36,148 +56,122 @@ DATA_ROUTES = (("POST", "/economies"), ("GET", "/economies/bilan"),
 ``/openapi.json`` follow the auth they were given; the standalone app serves two of them
 publicly)."""
 
-PROBE_TIMEOUT = 10.0
-"""Seconds the host app may take to answer one check request."""
+LOST = "the plugin would keep its batches, then drop the oldest"
 
 
 class EmbeddingRefused(MiamEconomiesError, RuntimeError):
-    """The host app leaves our routes unguarded or unreachable: ``open_economies`` will
-    not start (SPEC, "Fail closed"). The message says what is wrong and how to mend it."""
+    """The host app leaves our routes unguarded, unreachable, or closed to MIAM's own
+    token: ``open_economies`` will not start (SPEC, "Fail closed"; ADR-0091, ADR-0140).
+    The message says what is wrong and how to mend it."""
 
 
-class ProbeStop:
-    """Our endpoint's outermost layer: answers a check request (204, empty) and notes
-    that it got here; passes every other request on to ``app``."""
+class _Findings:
+    """What the walk and the requests found, by kind of fault; ``faults()`` words them."""
 
-    def __init__(self, app: ASGIApp):
-        self.app = app
+    def __init__(self, routes: Sequence[BaseRoute]):
+        self.prefixes = prefixes_of_ours(routes)
+        self.missing: list[str] = []
+        self.shadowed: dict[str, list[str]] = {}
+        self.through: dict[str, list[str]] = {}  # by probe: the requests that reached us
+        self.unsure: dict[str, dict[str, int | str]] = {}  # by probe: request -> answer
+        self.dead: list[str] = []
+        self.shut: dict[str, int | str] = {}  # MIAM's token refused: request -> answer
+        self.unproven: list[str] = []
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """ASGI entry."""
-        reached = scope.get(PROBE)
-        if scope["type"] == "http" and isinstance(reached, list):
-            reached.append(scope["path"])
-            await send({"type": "http.response.start", "status": 204, "headers": []})
-            await send({"type": "http.response.body", "body": b""})
-            return
-        await self.app(scope, receive, send)
-
-
-def _ours(route: BaseRoute) -> bool:
-    return isinstance(route, Route) and isinstance(route.endpoint, ProbeStop)
-
-
-def _label(route: BaseRoute) -> str:
-    if isinstance(route, Mount):
-        return f'Mount("{route.path or "/"}")'
-    if isinstance(route, Host):
-        return f'Host("{route.host}")'
-    if isinstance(route, Route):
-        return f'Route("{route.path}")'
-    return type(route).__name__
-
-
-def _routes_of(app: Any) -> Sequence[BaseRoute] | None:
-    # The app a lifespan receives is the Starlette app; an app handed in wrapped in pure
-    # ASGI middleware keeps it under .app, by convention.
-    for _ in range(32):
-        routes = getattr(app, "routes", None)
-        if isinstance(routes, list):
-            return routes
-        app = getattr(app, "app", None)
-        if app is None:
-            return None
-    return None
+    def faults(self) -> list[str]:
+        """One line per fault, each with its mend."""
+        placed = self.missing or self.shadowed
+        if placed and self.prefixes and "" not in self.prefixes:
+            lines = [_under_prefix(self.prefixes, [*self.missing,
+                                                   *sum(self.shadowed.values(), [])])]
+        else:
+            lines = [*_missing(self.missing), *_shadowed(self.shadowed)]
+        for said, requests in self.through.items():
+            lines.append(_through(said, requests))
+        for said, answers in self.unsure.items():
+            lines.append(_unsure(said, answers))
+        if self.dead:
+            lines.append(_dead(self.dead))
+        if self.shut:
+            lines.append(_shut(self.shut))
+        return lines
 
 
-def _scope(method: str, path: str, reached: list[str]) -> Scope:
-    headers = [(b"host", b"localhost")]
-    if method == "POST":  # an empty body: nothing to store, even past a lost marker
-        headers += [(b"content-type", b"application/json"), (b"content-length", b"0")]
-    return {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.4"},
-            "http_version": "1.1", "method": method, "scheme": "http", "path": path,
-            "raw_path": path.encode(), "query_string": b"", "root_path": "",
-            "headers": headers, "client": ("127.0.0.1", 0), "server": ("localhost", 80),
-            "state": {}, PROBE: reached}
-
-
-def _first_full_match(routes: Sequence[BaseRoute], scope: Scope) -> BaseRoute | None:
-    """Ours, or the route that takes ``scope`` before ours (None: no route matches)."""
-    for route in routes:
-        match, child = route.matches(scope)
-        if match is not Match.FULL:
-            continue
-        if _ours(route):
-            return route
-        inner = route.routes if isinstance(route, Mount | Host) else []
-        found = _first_full_match(inner, {**scope, **child}) if inner else None
-        # A matching mount takes the request whatever it holds: ours inside, or nothing.
-        return found if found is not None and _ours(found) else route
-    return None
-
-
-async def _answer(app: ASGIApp, scope: Scope) -> int | str:
-    """The status the app answers ``scope`` with (a str: why there is none)."""
-    status: int | None = None
-    sent = False
-
-    async def receive() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": b"", "more_body": False}
-        return {"type": "http.disconnect"}
-
-    async def send(message: Message) -> None:
-        nonlocal status
-        if message["type"] == "http.response.start":
-            status = int(message["status"])
-
-    try:
-        with anyio.fail_after(PROBE_TIMEOUT):
-            await app(scope, receive, send)
-    except TimeoutError:
-        return f"no answer within {PROBE_TIMEOUT:g} s"
-    except Exception as exc:  # the host's own failure, reported in the refusal
-        return f"{type(exc).__name__}: {exc}" if status is None else status
-    return status if status is not None else "no answer"
-
-
-async def check_host(app: ASGIApp) -> None:
+async def check_host(app: ASGIApp, token: str | None = None) -> None:
     """Check ``app`` (the assembled host app, as its lifespan receives it) as the module
-    says; stores nothing and returns None when every data route is ours and guarded.
+    says; stores nothing and returns None when every data route is ours, guarded, and
+    open to MIAM's token. ``token``: MIAM's bearer token, as the plugin sends it (None:
+    the one ``economies_routes(auth=TOKEN)`` was given, if any).
 
-    Raises ``EmbeddingRefused`` with one message naming each fault and its mend.
+    Raises ``EmbeddingRefused`` with one message naming each fault and its mend. Logs
+    one warning when it could not prove that MIAM's token gets through.
     """
-    routes = _routes_of(app)
+    routes = routes_of(app)
     if routes is None:
         raise EmbeddingRefused(
             f"miam-economies will not start: open_economies(settings, app) needs the "
             f"Starlette app the lifespan receives (it got a {type(app).__name__} without "
             f"routes), to check that our routes are reachable and guarded")
-    missing: list[str] = []
-    shadowed: dict[str, list[str]] = {}
-    unguarded: list[str] = []
-    unsure: dict[str, int | str] = {}
+    found = _Findings(routes)
+    probes = refused_probes()
     for method, path in DATA_ROUTES:
-        reached: list[str] = []
-        taker = _first_full_match(routes, _scope(method, path, reached))
+        request = f"{method} {path}"
+        taker = first_taker(routes, probe_scope(method, path, probes[0], []))
+        stop = None if taker is None else stop_of(taker.route)
         if taker is None:
-            missing.append(f"{method} {path}")
-            continue
-        if not _ours(taker):
-            shadowed.setdefault(_label(taker), []).append(f"{method} {path}")
-            continue
-        answer = await _answer(app, _scope(method, path, reached))
-        if reached:
-            unguarded.append(f"{method} {path}")
-        elif answer not in (401, 403):
-            unsure[f"{method} {path}"] = answer
-    faults = [*_missing(missing), *_shadowed(shadowed), *_unguarded(unguarded),
-              *_unsure(unsure)]
+            found.missing.append(request)
+        elif stop is None:
+            found.shadowed.setdefault(label(taker.route), []).append(request)
+        elif await _refused_by_all(app, method, path, probes, found):
+            await _token_through(app, method, path, token or token_of(stop),
+                                 unlabelled_sdk_guard(app, taker), found)
+    faults = found.faults()
     if faults:
         raise EmbeddingRefused("miam-economies will not start (SPEC, \"Fail closed\"):\n- "
                                + "\n- ".join(faults))
+    if found.unproven:
+        log.warning("miam-economies: the start-up check proved that %s refuse a request "
+                    "without MIAM's token, not that MIAM's token reaches them (no token "
+                    "known: auth=\"host\" or auth=[Middleware(...)]); pass "
+                    "open_economies(settings, app, token=MIAM_TOKEN) to have it proven",
+                    ", ".join(found.unproven))
+
+
+async def _refused_by_all(app: ASGIApp, method: str, path: str, probes: Sequence[Probe],
+                          found: _Findings) -> bool:
+    """Whether every one of ``probes`` is refused (401/403) before our route; the first
+    that is not is noted in ``found``, the weakest first."""
+    request = f"{method} {path}"
+    for probe in probes:
+        reached: list[str] = []
+        status = await answer(app, probe_scope(method, path, probe, reached))
+        if reached:
+            found.through.setdefault(probe.said, []).append(request)
+            return False
+        if status not in (401, 403):
+            found.unsure.setdefault(probe.said, {})[request] = status
+            return False
+    return True
+
+
+async def _token_through(app: ASGIApp, method: str, path: str, token: str | None,
+                         dead: bool, found: _Findings) -> None:
+    """Send MIAM's ``token`` to our route and note in ``found`` if it does not get there
+    (``dead``: the route's guard is one that never lets it through); told no token, note
+    the dead guard, or what could not be proven."""
+    request = f"{method} {path}"
+    status: int | str = "not sent"
+    if token is not None:
+        reached: list[str] = []
+        status = await answer(app, probe_scope(method, path, token_probe(token), reached))
+        if reached:
+            return
+    if dead:
+        found.dead.append(request)
+    elif token is None:
+        found.unproven.append(request)
+    else:
+        found.shut[request] = status
 
 
 def _missing(requests: list[str]) -> list[str]:
@@ -188,24 +182,58 @@ def _missing(requests: list[str]) -> list[str]:
 
 def _shadowed(takers: dict[str, list[str]]) -> list[str]:
     return [f"{taker}, listed before our routes, takes {', '.join(requests)}: they would "
-            f"answer 404 and the plugin would keep its batches, then drop the oldest. "
+            f"get 404 or the host's own answer (a 200 would drop the batch), and {LOST}. "
             f"Mend: list economies_routes(...) before {taker} in the app's routes"
             for taker, requests in takers.items()]
 
 
-def _unguarded(requests: list[str]) -> list[str]:
-    return [f"{', '.join(requests)} without credentials reached our routes: anyone could "
-            f"post and read. Mend: economies_routes(auth=MIAM_TOKEN) (our BearerAuth on "
-            f"each route), or auth=[Middleware(...)] with the host's per-route auth (the "
-            f"MCP SDK's: Middleware(RequireAuthMiddleware, required_scopes=[])); "
-            f"auth=\"host\" holds only when the host app has a middleware that refuses "
-            f"such a request (401/403) before routing, and the SDK's "
-            f"AuthenticationMiddleware refuses nothing"] if requests else []
+def _under_prefix(prefixes: list[str], requests: list[str]) -> str:
+    mounts = ", ".join(f'Mount("{prefix}")' for prefix in prefixes)
+    return (f"our routes are under {mounts} ({prefixes[0]}/economies...), and nothing of "
+            f"ours answers {', '.join(requests)}: the plugin posts to /economies at the "
+            f"root of the host, never under a prefix, and {LOST}. Mend: put "
+            f"economies_routes(...) in the app's own routes, before any Mount(\"/\")")
 
 
-def _unsure(answers: dict[str, int | str]) -> list[str]:
-    said = ", ".join(f"{request} ({answer})" for request, answer in answers.items())
-    return [f"without credentials, {said}: neither our route nor a 401/403 refusal, so "
-            f"nothing shows that the routes are guarded. Mend: let the host's auth answer "
-            f"401 or 403 to a request without the token (the check's requests come from "
-            f"127.0.0.1 with Host: localhost)"] if answers else []
+def _through(said: str, requests: list[str]) -> str:
+    if said == "without credentials":
+        return (f"{', '.join(requests)} without credentials reached our routes: anyone "
+                f"could post and read. Mend: economies_routes(auth=MIAM_TOKEN) (our "
+                f"BearerAuth on each route), or auth=[Middleware(...)] with the host's "
+                f"per-route auth (the MCP SDK's: Middleware(RequireAuthMiddleware, "
+                f"required_scopes=[])); auth=\"host\" holds only when the host app has a "
+                f"middleware that refuses such a request (401/403) before routing, and "
+                f"the SDK's AuthenticationMiddleware refuses nothing")
+    return (f"{', '.join(requests)} {said} reached our routes: the host's guard checks "
+            f"that a token is there, not that it is MIAM's, so anyone could post and read. "
+            f"Mend: have the guard compare the token with MIAM's (hmac.compare_digest) and "
+            f"answer 401 otherwise, or economies_routes(auth=MIAM_TOKEN) (our BearerAuth "
+            f"on each route)")
+
+
+def _unsure(said: str, answers: dict[str, int | str]) -> str:
+    told = ", ".join(f"{request} ({status})" for request, status in answers.items())
+    host_list = (" A 400 is often a Host allow-list (TrustedHostMiddleware) without "
+                 "localhost." if 400 in answers.values() else "")
+    return (f"{said}, {told}: neither our route nor a 401/403 refusal, so nothing shows "
+            f"that the routes are guarded. Mend: let the host's auth answer 401 or 403 to "
+            f"a request without the token (the check's requests come from 127.0.0.1 with "
+            f"Host: localhost).{host_list}")
+
+
+def _dead(requests: list[str]) -> str:
+    return (f"{', '.join(requests)} are guarded by the MCP SDK's RequireAuthMiddleware, "
+            f"which needs the user that the SDK's AuthenticationMiddleware sets, and none "
+            f"runs before it in this app: every request would get 401, MIAM's token "
+            f"included, and {LOST}. Mend: add Middleware(AuthenticationMiddleware, "
+            f"backend=BearerAuthBackend(MiamVerifier())) to the app's middleware "
+            f"(starlette.middleware.authentication, mcp.server.auth.middleware.bearer_auth), "
+            f"or economies_routes(auth=MIAM_TOKEN)")
+
+
+def _shut(answers: dict[str, int | str]) -> str:
+    told = ", ".join(f"{request} ({status})" for request, status in answers.items())
+    return (f"with MIAM's token, {told} did not reach our routes: the plugin's batches "
+            f"would be refused for ever, and {LOST}. Mend: let the host's guard accept "
+            f"'Authorization: Bearer <MIAM's token>' on these paths, and give our routes "
+            f"and open_economies(..., token=) the token the plugin sends")

@@ -30,8 +30,9 @@ LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0
 
 
 class _ProjectionCollector(Collector):
-    """Gauges read at scrape time: the store's head, the projection's position, their
-    difference (lag, events), and whether the runner's last page failed."""
+    """Gauges read at scrape time (``Services.fold_health``): the store's head, the
+    projection's position, their difference (lag, events), whether the runner's last page
+    failed, the events set aside, and whether the fold has stopped."""
 
     def __init__(self, services: Services):
         self.services = services
@@ -39,17 +40,24 @@ class _ProjectionCollector(Collector):
     def collect(self) -> Iterator[GaugeMetricFamily]:
         """One sample per gauge; raises ``PersistenceError`` if the store cannot be read
         (the scrape then answers 503)."""
-        head = self.services.store.head()
-        position = self.services.projection.position()
+        health = self.services.fold_health()
         for name, doc, value in (
-            ("miam_economies_store_head", "Last notification id of the event store.", head),
+            ("miam_economies_store_head", "Last notification id of the event store.",
+             health.tete),
             ("miam_economies_projection_position",
-             "Last notification id folded into the active projection.", position),
+             "Last notification id folded into the active projection.", health.position),
             ("miam_economies_projection_lag_events",
-             "Events stored but not yet folded into the projection.", max(0, head - position)),
+             "Events stored but not yet folded into the projection.", health.retard),
             ("miam_economies_projection_failing",
              "1 while the projection runner's last page failed.",
              int(self.services.folding_failed)),
+            ("miam_economies_projection_set_aside_events",
+             "Stored events the projection set aside, in no figure (ADR-0135).",
+             health.ecartes),
+            ("miam_economies_projection_stalled",
+             "1 while events wait and the fold has not advanced for the bound "
+             "(Settings.fold_stall_after, ADR-0136).",
+             int(health.arrete_depuis is not None)),
         ):
             yield GaugeMetricFamily(name, doc, value=value)
 

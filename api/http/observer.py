@@ -18,7 +18,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from miam_economies.api.http.host_check import PROBE
+from miam_economies.api.http.host_probe import PROBE
 from miam_economies.api.http.metrics import METRICS_STATE
 from miam_economies.api.store.application import Appended
 from miam_economies.domain.instants import iso_utc

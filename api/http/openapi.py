@@ -19,6 +19,7 @@ from miam_economies.domain.schema import (
     EVENTS,
     INSTANT_PATTERN,
     MAX_BATCH,
+    MAX_NON_ASCII,
     MAX_SAFE_INTEGER,
     MAX_STRING,
     TYPE,
@@ -34,6 +35,11 @@ from miam_economies.domain.schema import (
     TextList,
 )
 
+TEXT_PATTERN = ("^[\\u0001-\\u007f]*(?:[^\\u0000-\\u007f][\\u0001-\\u007f]*)"
+                f"{{0,{MAX_NON_ASCII}}}$")
+"""The storable text rule as a pattern (``domain.storable_text``, ADR-0135): ASCII
+without U+0000, with at most ``MAX_NON_ASCII`` other characters among it."""
+
 EVENT_SCHEMAS = {kind: kind.capitalize() for kind in EVENTS}
 """The name under ``components/schemas`` of each event type's schema."""
 
@@ -47,7 +53,11 @@ def kind_schema(kind: Kind) -> dict[str, Any]:
         case Exactly(value=value):
             return {"type": "integer", "enum": [value]}
         case Text(non_empty=non_empty, nullable=nullable):
-            schema: dict[str, Any] = {"type": "string", "maxLength": MAX_STRING}
+            schema: dict[str, Any] = {
+                "type": "string", "maxLength": MAX_STRING, "pattern": TEXT_PATTERN,
+                "description": f"at most {MAX_STRING} characters, at most {MAX_NON_ASCII} "
+                               "of them beyond ASCII (counted in code points), without "
+                               "U+0000 or a lone surrogate (the pattern is exact)"}
             if non_empty:
                 schema["minLength"] = 1
             if nullable:

@@ -45,7 +45,7 @@ def _services(request: Request) -> Services:
     services = getattr(request.state, STATE, None)
     if not isinstance(services, Services):  # absent, or a host's own key of that name
         raise NotOpen("miam-economies is not open in this app: enter "
-                      "open_economies(settings) in the app's lifespan and merge the state "
+                      "open_economies(settings, app) in the app's lifespan and merge the state "
                       "it yields under its keys (docs/embedding.md, \"The routes, in "
                       "MIAM's app\")")
     return services
@@ -66,7 +66,8 @@ async def post_economies(request: Request) -> JSONResponse:
 
     def validate_and_append() -> Appended:
         # Decoding 500 events is CPU work: keep it off the event loop, with the append.
-        return services.store.append(accept_batch(parse_json(body)), deadline=deadline)
+        return services.store.append(accept_batch(parse_json(body), body),
+                                    deadline=deadline)
 
     with services.pacing.ingesting():  # the projection waits for a quiet moment
         if len(body) > INLINE_BODY or settings.database.is_postgres:
@@ -74,7 +75,7 @@ async def post_economies(request: Request) -> JSONResponse:
         else:
             # The plugin's small batch: on the event loop when the store takes it at once
             # (ADR-0118), else in a thread like any other.
-            batch = accept_batch(parse_json(body))
+            batch = accept_batch(parse_json(body), body)
             now = services.store.append_now(batch, within=INLINE_LOCK_WAIT)
             appended = now if now is not None else await run_in_threadpool(
                 lambda: services.store.append(batch, deadline=deadline))
@@ -160,20 +161,27 @@ async def get_rapport(request: Request) -> Response:
 
 async def healthz(request: Request) -> JSONResponse:
     """Health, without auth: 200 ``{"ok": true, "tete": head, "position": folded,
-    "retard": head - folded}`` (notification ids; ``retard`` in events), or 503 with
-    ``erreur`` while the projection runner's last page failed (details in the server's
-    log only) or the store cannot be read (within the lock timeout plus
-    ``bounded.READ_MARGIN``)."""
+    "retard": head - folded, "ecartes": set aside}`` (notification ids; ``retard`` and
+    ``ecartes`` in events: ADR-0135), or 503 with ``erreur`` while the projection runner's
+    last page failed (details in the server's log only), while the fold has not advanced
+    for ``Settings.fold_stall_after`` seconds with events waiting (the same figures,
+    ``"arrete_depuis"`` in seconds: ADR-0136), or when the store cannot be read within
+    the lock timeout plus ``bounded.READ_MARGIN`` (ADR-0152)."""
     services = _services(request)
     if services.folding_failed:
         return error_response(503, "the projection runner is failing; see the server log")
-
-    def read() -> tuple[int, int]:  # two SQLite reads: off the event loop
-        return services.store.head(), services.projection.position()
-
-    head, position = await within_lock_timeout(services, read)  # ADR-0152
-    return JSONResponse({"ok": True, "tete": head, "position": position,
-                         "retard": max(0, head - position)})
+    health = await within_lock_timeout(services, services.fold_health)  # ADR-0152
+    answer = {"ok": True, "tete": health.tete, "position": health.position,
+              "retard": health.retard, "ecartes": health.ecartes}
+    if health.arrete_depuis is None:
+        return JSONResponse(answer)
+    where = ("on PostgreSQL the bilan is folded by `miam-economies project`: is one "
+             "running beside this server? " if services.settings.database.is_postgres
+             else "")
+    erreur = (f"the fold has not advanced for {health.arrete_depuis:g} s while "
+              f"{health.retard} events wait; {where}see the folding process's log")
+    return JSONResponse({**answer, "ok": False, "erreur": erreur,
+                         "arrete_depuis": health.arrete_depuis}, status_code=503)
 
 
 async def get_metrics(request: Request) -> Response:

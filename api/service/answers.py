@@ -83,7 +83,8 @@ def bilan_answer(snapshot: BilanSnapshot, tete: int, stockes: int, genere_le: st
 
     ``tete``: the store's last notification id when read; ``stockes``: events in the
     store up to the snapshot's position, counted by the store (so a page folded twice
-    shows as ``comptes`` > ``stockes``); ``genere_le``: when, ISO 8601; ``meme_source``:
+    shows as ``comptes`` > ``stockes``; ``stockes`` = ``comptes`` + ``ecartes``, the
+    events set aside: ADR-0135); ``genere_le``: when, ISO 8601; ``meme_source``:
     whether the store's event at the position is the one the projection folded there
     (None when not known), so that a store replaced by another of the same length shows
     (ADR-0105); ``journal``: the journal's state as joined (``provenance.journal``,
@@ -121,6 +122,7 @@ def bilan_answer(snapshot: BilanSnapshot, tete: int, stockes: int, genere_le: st
             "stockes": stockes,
             "comptes": sum(f.evenements for f in clients.values()),
             "en_attente": snapshot.en_attente,
+            "ecartes": snapshot.ecartes,
             "meme_source": meme_source,
         },
     }

@@ -22,6 +22,7 @@ from zoneinfo import ZoneInfo
 from eventsourcing.persistence import PersistenceError
 
 from miam_economies.api.extras import require
+from miam_economies.api.service.data_directory import writable
 from miam_economies.api.service.formules import formula_for
 from miam_economies.api.service.pacing import PACING_FILE, IngestFirst, SharedPacing
 from miam_economies.api.service.services import Services
@@ -169,9 +170,10 @@ def open_services(settings: Settings, *,
     ``miam-economies project``'s, a process of its own (ADR-0031), and ``serve`` on SQLite
     starts one too (ADR-0115). On SQLite, ingestion first holds across the processes of
     one data directory (``api.service.pacing``).
-    Raises ``ValueError`` for a malformed database URL, ``OSError`` when the data
-    directory cannot be created, ``ZoneInfoNotFoundError`` for an unknown ``fuseau``,
-    ``ProjectionMismatch`` when the view was built with another explicit zone or journal
+    Raises ``ValueError`` for a malformed database URL, ``DataDirectoryError`` (an
+    ``OSError``) naming the directory and the file when the data directory or an SQLite
+    file in it cannot be created or written, ``ZoneInfoNotFoundError`` for an unknown
+    ``fuseau``, ``ProjectionMismatch`` when the view was built with another explicit zone or journal
     (ADR-0008), ``DatabaseNotUtf8`` for a PostgreSQL database of another encoding
     (ADR-0153), and the library's ``PersistenceError`` when a database cannot be opened.
     """
@@ -180,17 +182,22 @@ def open_services(settings: Settings, *,
     database = settings.database
     if run_projections is None:
         run_projections = not database.is_postgres and settings.fold_in_thread
-    settings.data.mkdir(parents=True, exist_ok=True)
-    if database.path is not None:
-        database.path.parent.mkdir(parents=True, exist_ok=True)
-        for path in (database.path, database.projections_path):
-            _create_private(path)
-    store = open_store(database, settings.lock_timeout)
+    with writable(settings.data):  # each step names what it could not write (issue 33)
+        settings.data.mkdir(parents=True, exist_ok=True)
+        if database.path is not None:
+            database.path.parent.mkdir(parents=True, exist_ok=True)
+            for path in (database.path, database.projections_path):
+                _create_private(path)
+    with writable(settings.data, database.path):
+        store = open_store(database, settings.lock_timeout)
     pacing = None
     try:
-        view, datastore = open_view(database, settings.lock_timeout)
+        projections = None if database.path is None else database.projections_path
+        with writable(settings.data, projections):
+            view, datastore = open_view(database, settings.lock_timeout)
         if database.path is not None:
-            pacing = SharedPacing(database.path.with_name(PACING_FILE))
+            with writable(settings.data, database.path.with_name(PACING_FILE)):
+                pacing = SharedPacing(database.path.with_name(PACING_FILE))
     except BaseException:
         store.close()
         raise

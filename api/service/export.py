@@ -14,6 +14,7 @@ from typing import cast
 
 from miam_economies.api.store.application import EventStore
 from miam_economies.domain.events import ConflitRecu, EvenementRecu
+from miam_economies.domain.strict_json import escaped_surrogates
 
 RECU_LE = "recu_le"
 """The key an exported line adds to the event as received (contract, point 3)."""
@@ -51,7 +52,8 @@ def export_line(stored: EvenementRecu) -> str:
     event = json.loads(stored.payload)
     event.pop(RECU_LE, None)
     event[RECU_LE] = stored.recu_le
-    return json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+    # A lone surrogate of an unknown field as its escape: the line must encode as UTF-8.
+    return escaped_surrogates(json.dumps(event, ensure_ascii=False, separators=(",", ":")))
 
 
 def export_lines(store: EventStore, *, conflits: bool = False,

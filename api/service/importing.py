@@ -25,8 +25,11 @@ from miam_economies.domain.schema import MAX_BATCH
 from miam_economies.domain.strict_json import NotStrictJson, loads_strict
 from miam_economies.domain.validation import instant_fault, validate_event
 
-MAX_LINE = DEFAULT_MAX_BODY
-"""Bytes a line may hold: an event that could not be posted (1 MiB body) is not imported."""
+MAX_LINE = 8 * DEFAULT_MAX_BODY
+"""Bytes a line may hold: any line ``export`` writes of an event a server with the default
+body limit (1 MiB) accepted. The store keeps an event as JSON it writes itself, where a
+number may take 4.5 times its bytes (``9e15`` is written ``9000000000000000.0``), and the
+line adds ``recu_le`` (ADR-0135)."""
 
 MAX_DOCUMENT = 64 * 1024 * 1024
 """Bytes a batch document may hold: it is read whole (an export, in JSON lines, streams)."""
@@ -82,7 +85,7 @@ def parse_line(raw: bytes) -> tuple[Payload, str | None] | list[str]:
     if len(raw) > MAX_LINE:
         return [f"the line is over {MAX_LINE} bytes"]
     try:
-        event = loads_strict(raw, "line")
+        event = loads_strict(raw, "line", lone_surrogates=True)
     except NotStrictJson as exc:
         return [str(exc)]
     if not isinstance(event, dict):
@@ -118,7 +121,7 @@ def _document(path: Path) -> Any:
     with path.open("rb") as f:
         first = f.readline(MAX_LINE + 2)
     try:
-        head: Any = loads_strict(first)
+        head: Any = loads_strict(first, lone_surrogates=True)
     except NotStrictJson:
         head = None  # a document's first line, or a refused line
     if head is not None and not (isinstance(head, dict) and "evenements" in head):
@@ -126,7 +129,7 @@ def _document(path: Path) -> Any:
     if path.stat().st_size > MAX_DOCUMENT:
         return None
     try:
-        whole = loads_strict(path.read_bytes())
+        whole = loads_strict(path.read_bytes(), lone_surrogates=True)
     except NotStrictJson:
         return None
     return whole if isinstance(whole, dict) and "evenements" in whole else None

@@ -4,7 +4,8 @@ demande and the classement (SPEC, "Interfaces"), from the projection that serves
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -31,6 +32,21 @@ from miam_economies.projections.runner import CatchUpRunner
 
 
 @dataclass(frozen=True)
+class FoldHealth:
+    """How the fold of the serving projection stands, read for ``/healthz`` and the
+    metrics (ADR-0136): ``tete`` (the store's head) and ``position`` (notification ids),
+    ``retard`` (events stored, not yet passed), ``ecartes`` (events set aside: ADR-0135),
+    and ``arrete_depuis``: seconds the fold has not advanced while events wait, once
+    past ``Settings.fold_stall_after`` (None while it advances, or has nothing to do)."""
+
+    tete: int
+    position: int
+    retard: int
+    ecartes: int
+    arrete_depuis: float | None
+
+
+@dataclass(frozen=True)
 class Services:
     """The live objects of one process: ``store`` (appends), ``serving`` (which projection
     serves: ``projection``), ``journal`` (MIAM's journal as joined), ``runner`` (folds the
@@ -42,6 +58,7 @@ class Services:
     journal: JournalFollower | None
     runner: CatchUpRunner
     pacing: IngestFirst
+    opened: float = field(default_factory=time.time)
 
     @property
     def folding_failed(self) -> bool:
@@ -54,6 +71,22 @@ class Services:
         """The projection that serves now: a replay's switch, made by another process, is
         taken at the next read (ADR-0009)."""
         return self.serving.now()
+
+    def fold_health(self) -> FoldHealth:
+        """How the serving projection's fold stands (``FoldHealth``): two reads, the
+        store's head then the view's progression. The fold has stopped when events wait
+        and no page moved the position for ``Settings.fold_stall_after`` seconds, counted
+        from when this process opened at the earliest (a fold that never ran, such as
+        no ``project`` beside a PostgreSQL server, shows so too). The time of the last
+        page is the folding process's clock (ADR-0136). Raises ``PersistenceError``."""
+        head = self.store.head()
+        projection = self.projection
+        progress = projection.view.progression(projection.tracking_name)
+        retard = max(0, head - progress.position)
+        idle = time.time() - max(progress.avance_le or 0.0, self.opened)
+        stalled = retard > 0 and idle > self.settings.fold_stall_after
+        return FoldHealth(head, progress.position, retard, progress.ecartes,
+                          round(idle, 1) if stalled else None)
 
     def bilan(self, par: str | None = None, depuis: str | None = None,
               jusqu_au: str | None = None, puis: str | None = None) -> dict[str, Any]:

@@ -11,6 +11,7 @@ import secrets
 import zoneinfo
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfoNotFoundError
 
 import tzlocal
@@ -30,8 +31,10 @@ class Settings:
     """Everything the app needs, resolved.
 
     ``data``: directory of the store (``economies.sqlite``), the projections
-    (``projections.sqlite``) and the token file; ``token``: the standalone app's bearer
-    token (None when a host app's own auth guards the routes, or for a command);
+    (``projections.sqlite``) and the token file, given as a ``Path`` or a ``str`` (as
+    every read function takes it; issue 33) and kept as a ``Path``; ``token``: the
+    standalone app's bearer token (None when a host app's own auth guards the routes, or
+    for a command);
     ``max_body``: request body limit, bytes; ``lock_timeout``: SQLite busy timeout,
     seconds; ``poll_interval``: seconds between the runner's looks at the log when not
     woken; ``attendre_max``: seconds a ``?attendre=1`` read waits at most;
@@ -43,7 +46,9 @@ class Settings:
     ``database_url``: where the events and projections live (``api.store.backends``; None:
     ``sqlite:///data/economies.sqlite``, ADR-0031); ``fold_in_thread``: on SQLite, fold
     the projection in a thread of this process (MIAM's embedded use); False when another
-    process folds it (``serve``'s projector process, ADR-0115).
+    process folds it (``serve``'s projector process, ADR-0115); ``fold_stall_after``:
+    seconds the fold may go without advancing while events wait before ``/healthz`` says
+    it stopped (ADR-0136).
     """
 
     data: Path
@@ -58,6 +63,19 @@ class Settings:
     metrics_public: bool = False
     database_url: str | None = None
     fold_in_thread: bool = True
+    fold_stall_after: float = 60.0
+
+    if TYPE_CHECKING:  # the generated __init__ as type checkers should see it: data a str too
+        def __init__(self, data: Path | str, token: str | None = ..., max_body: int = ...,
+                     lock_timeout: int = ..., poll_interval: float = ...,
+                     attendre_max: float = ..., body_timeout: float = ...,
+                     fuseau: str | None = ..., journal: Path | None = ...,
+                     metrics_public: bool = ..., database_url: str | None = ...,
+                     fold_in_thread: bool = ..., fold_stall_after: float = ...) -> None: ...
+
+    def __post_init__(self) -> None:
+        """``data`` kept as a ``Path``, whichever of the two it was given as."""
+        object.__setattr__(self, "data", Path(self.data))  # frozen: set once, here
 
     @property
     def journal_path(self) -> Path:

@@ -13,7 +13,6 @@ values a projection folds, without a domain event object per event (ADR-0062).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
@@ -27,21 +26,22 @@ from miam_economies.api.store.transcoder import DATETIME, OrjsonTranscoder
 from miam_economies.domain.events import (
     Conflit,
     ConflitRecu,
+    Ecarte,
     EvenementRecu,
     Stored,
     decode_payload,
     from_payload,
 )
+from miam_economies.domain.storable_text import stored_fault
+from miam_economies.domain.strict_json import dumps_text
 
 
 def payload_text(payload: Any) -> str:
     """The event as received, as compact JSON text with non-ASCII unescaped: what a stored
-    event's ``payload`` holds (ADR-0002). orjson, or stdlib json for an integer past 64
-    bits (an unknown field may hold one)."""
-    try:
-        return orjson.dumps(payload).decode()
-    except TypeError:  # orjson.JSONEncodeError: an integer it cannot hold
-        return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    event's ``payload`` holds (ADR-0002). ``strict_json.dumps_text``: orjson, or stdlib
+    json for an integer past 64 bits or a lone surrogate (an unknown field may hold
+    either; the surrogate is kept as its escape, ADR-0135)."""
+    return dumps_text(payload)
 
 
 class EconomiesMapper(Mapper[UUID]):
@@ -68,9 +68,11 @@ class EconomiesMapper(Mapper[UUID]):
         timestamp and ``recu_le`` are not decoded). Deciphered and decompressed as
         configured.
 
-        Raises ``MapperDeserialisationError`` for a state that is not the stored format,
-        ``TopicError`` for an unknown topic, ``TypeError`` for a topic that is not a
-        received event's.
+        A payload that is no event the fold can take gives an ``Ecarte`` (its
+        notification id, and why: ``storable_text.stored_fault``, or what its decoding
+        raised; ADR-0135). Raises ``MapperDeserialisationError`` for a state that is not
+        the stored format, ``TopicError`` for an unknown topic, ``TypeError`` for a topic
+        that is not a received event's.
         """
         decipher = self.cipher.decrypt if self.cipher else None
         decompress = self.compressor.decompress if self.compressor else None
@@ -93,8 +95,16 @@ class EconomiesMapper(Mapper[UUID]):
                 conflict = conflicts[topic] = self._is_conflict(topic)
             if conflict:
                 append(Conflit(stored["client"]))
-            else:
-                append(from_payload(decode_payload(stored["payload"])))
+                continue
+            # The stored format read, its payload may still be no event the fold can
+            # take: set aside, never a stop (ADR-0135). A state that does not decode at
+            # all (above) says the store or its settings are wrong: that one raises.
+            try:
+                value = from_payload(decode_payload(stored["payload"]))
+                fault = stored_fault(value)
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                fault = f"not an event of schema 1 ({type(exc).__name__}: {exc})"[:300]
+            append(value if fault is None else Ecarte(notification_id, fault))
         return out
 
     @staticmethod

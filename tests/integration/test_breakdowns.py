@@ -34,7 +34,7 @@ def test_pilotage_and_correction_wait_for_their_delegation(services: Services) -
     append(services, PILOTAGE, EXAMPLE_CORRECTION)
     parked = services.bilan()
     assert parked["conservation"] == {"stockes": 2, "comptes": 2, "en_attente": 2,
-                                      "meme_source": True}
+                                      "ecartes": 0, "meme_source": True}
     waiting = services.demande(DEMANDE)
     assert waiting is not None and waiting["delegation"] is None
     assert (waiting["pilotage"]["part"], waiting["net"], waiting["taux_reprise"]) == (
@@ -42,7 +42,7 @@ def test_pilotage_and_correction_wait_for_their_delegation(services: Services) -
 
     append(services, DELEGATION)
     assert services.bilan()["conservation"] == {"stockes": 3, "comptes": 3, "en_attente": 0,
-                                                "meme_source": True}
+                                                "ecartes": 0, "meme_source": True}
     joined = services.demande(DEMANDE)
     assert joined is not None
     assert joined["delegation"]["agent_id"] == "a1"
@@ -108,7 +108,8 @@ def test_journal_fields_group_the_demandes_whenever_lines_arrive(services: Servi
     services.runner.catch_up()
     bilan = services.bilan("preset")
     assert set(bilan["groupes"]) == {"rapide", "precis"}
-    assert bilan["provenance"]["journal"] == {"lignes": 3, "malformees": 1, "sans_demande": 1}
+    assert bilan["provenance"]["journal"] == {"lignes": 3, "malformees": 1, "sans_demande": 1,
+                                                 "valeurs_ecartees": 0}
 
 
 def test_a_journal_field_named_like_a_breakdown_is_reachable_with_a_prefix(
@@ -191,7 +192,8 @@ def test_a_journal_line_longer_than_the_read_limit_is_skipped_not_stuck(
     services.runner.catch_up()
     bilan = services.bilan("preset")
     assert list(bilan["groupes"]) == ["rapide"]
-    assert bilan["provenance"]["journal"] == {"lignes": 1, "malformees": 1, "sans_demande": 0}
+    assert bilan["provenance"]["journal"] == {"lignes": 1, "malformees": 1, "sans_demande": 0,
+                                                 "valeurs_ecartees": 0}
 
 
 def test_en_attente_counts_events_not_the_demandes_they_reach(services: Services) -> None:

@@ -22,7 +22,7 @@ class JournalRecordsContract:
         services.runner.catch_up()
         bilan = services.bilan("preset")
         assert bilan["provenance"]["journal"] == {"lignes": 2, "malformees": 0,
-                                                  "sans_demande": 0}
+                                                  "sans_demande": 0, "valeurs_ecartees": 0}
         assert bilan["groupes"]["rapide"]["claude-code"]["evites"] == 7
         assert bilan["groupes"]["precis"]["claude-code"]["evites"] == 5
         assert "(inconnu)" not in bilan["groupes"]

@@ -37,7 +37,7 @@ def test_healthz_tells_head_position_and_lag(server: LiveServer) -> None:
     server.post(EXAMPLE_BATCH)
     server.bilan()  # waits until the projection folded both events
     assert httpx.get(server.url + "/healthz").json() == {
-        "ok": True, "tete": 2, "position": 2, "retard": 0}
+        "ok": True, "tete": 2, "position": 2, "retard": 0, "ecartes": 0}
 
 
 def test_metrics_need_the_token_unless_made_public(server: LiveServer, tmp_path: Path) -> None:

@@ -3,8 +3,9 @@ README's) are code that runs as printed (issue 20: "the embedding section alone 
 to build both shapes"): each block, shape 2 completed with shape 1's code up to the
 ``bilan`` tool as the page says, is loaded as a module, served by a real uvicorn, refuses
 a request without MIAM's token, takes the contract's example and shows net 2900; and
-MIAM's ``mypy --strict`` finds nothing to say of either. The page's read functions run as
-printed too, over the data directory the host wrote."""
+MIAM's ``mypy --strict`` finds nothing to say of either, and names a host's two mistakes
+(issue 33). The page's read functions run as printed too, over the data directory the
+host wrote."""
 
 from __future__ import annotations
 
@@ -68,14 +69,35 @@ def test_the_readmes_host_serves_the_example_behind_miams_token(
     assert (tmp_path / "logs" / "mcp").is_dir()
 
 
-def test_the_readmes_hosts_pass_mypy_strict(tmp_path: Path) -> None:
-    files = []
-    for name, code in snippets().items():
+MISTAKES = {
+    # Issue 33: both passed mypy --strict and failed at run time.
+    "misspelt": ("from miam_economies import economies_secton\n"
+                 "x: int = economies_secton('logs/mcp')\n",
+                 'Module "miam_economies" has no attribute "economies_secton"; maybe '
+                 '"economies_section"?'),
+    "without_app": ("from miam_economies import Settings, open_economies\n"
+                    "opened = open_economies(Settings(data='logs/mcp'))\n",
+                    'Missing positional argument "app" in call to "open_economies"'),
+}
+"""A host's two mistakes, each with what ``mypy --strict`` must say of it."""
+
+
+def test_the_readmes_hosts_pass_mypy_strict_and_a_hosts_mistakes_do_not(
+        tmp_path: Path) -> None:
+    # One mypy run for all (it costs seconds): the page's shapes clean, each mistake named.
+    codes = {**snippets(), **{name: code for name, (code, _) in MISTAKES.items()}}
+    for name, code in codes.items():
         (tmp_path / f"{name}.py").write_text(code, encoding="utf-8")
-        files.append(str(tmp_path / f"{name}.py"))
     out, err, status = mypy_api.run(["--strict", "--no-incremental", "--cache-dir",
-                                     str(tmp_path / "cache"), *files])
-    assert status == 0, out + err
+                                     str(tmp_path / "cache"),
+                                     *(str(tmp_path / f"{name}.py") for name in codes)])
+    errors = [line for line in out.splitlines() if ": error: " in line]
+    assert status == 1, out + err
+    assert [line for line in errors if not line.startswith(tuple(
+        str(tmp_path / f"{name}.py") for name in MISTAKES))] == [], out  # shapes clean
+    for name, (_, said) in MISTAKES.items():
+        assert [line for line in errors
+                if line.startswith(str(tmp_path / f"{name}.py")) and said in line], out
 
 
 def test_the_read_functions_run_as_printed(tmp_path: Path,

@@ -46,6 +46,7 @@ def test_every_exception_class_of_ours_derives_from_the_root() -> None:
     ("domain.validation.SchemaError", ValueError),
     ("domain.breakdowns.BoundsError", ValueError),
     ("api.service.settings.UnknownZone", ZoneInfoNotFoundError),
+    ("api.service.data_directory.DataDirectoryError", OSError),
 ])
 def test_each_keeps_the_standard_base_it_had(name: str, base: type[Exception]) -> None:
     module, _, qualname = name.rpartition(".")

@@ -6,6 +6,7 @@ own requests (it makes the same ones under uvicorn, ``tests/integration/test_mcp
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -16,7 +17,7 @@ from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.responses import PlainTextResponse
-from starlette.routing import Mount, Route
+from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp
 
 from miam_economies import (
@@ -112,8 +113,49 @@ def test_an_answer_that_proves_no_guard_is_refused_too() -> None:
     # A 400 of the host's (its Host allow-list) is neither ours nor a 401/403.
     message = _refusal(Starlette(routes=economies_routes(auth="host"), middleware=[
         Middleware(TrustedHostMiddleware, allowed_hosts=["miam.example"])]))
-    assert "GET /economies/bilan (400)" in message
+    assert "without credentials, POST /economies (400), GET /economies/bilan (400)" in message
     assert "neither our route nor a 401/403 refusal" in message
+    assert "Host allow-list (TrustedHostMiddleware) without localhost" in message
+
+
+@pytest.mark.parametrize("routes", [
+    lambda: [Mount("/miam", routes=economies_routes(auth=TOKEN))],
+    lambda: [Mount("/miam", routes=economies_routes(auth=TOKEN)),
+             Mount("/", app=Starlette(routes=[Route("/mcp", _host_page)]))],
+], ids=["alone", "before Mount('/')"])
+def test_our_routes_under_a_prefix_are_named_so(routes: Callable[[], list[BaseRoute]]) -> None:
+    message = _refusal(Starlette(routes=routes()))
+    assert 'our routes are under Mount("/miam") (/miam/economies...)' in message
+    assert "the plugin posts to /economies at the root of the host" in message
+    assert "listed before our routes" not in message  # Mount("/") is not the fault
+
+
+def test_our_routes_at_the_root_and_under_a_prefix_pass() -> None:
+    anyio.run(check_host, Starlette(routes=[Mount("/api", routes=economies_routes(auth=TOKEN)),
+                                            *economies_routes(auth=TOKEN)]))
+
+
+def test_a_host_guard_on_another_token_than_our_routes_is_refused() -> None:
+    # MIAM's token as our routes know it never passes the host's own guard.
+    message = _refusal(Starlette(routes=economies_routes(auth="another-token"),
+                                 middleware=GUARD))
+    assert "with MIAM's token, POST /economies (401)" in message
+
+
+def test_without_a_token_the_check_says_in_one_line_what_it_could_not_prove(
+        caplog: pytest.LogCaptureFixture) -> None:
+    app = Starlette(routes=economies_routes(auth="host"), middleware=GUARD)
+    with caplog.at_level(logging.WARNING, logger="miam_economies.api.http.host_check"):
+        anyio.run(check_host, app)
+    (line,) = [r.getMessage() for r in caplog.records]
+    assert "not that MIAM's token reaches them" in line
+    assert "open_economies(settings, app, token=MIAM_TOKEN)" in line
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="miam_economies.api.http.host_check"):
+        anyio.run(check_host, app, TOKEN)  # told: proven, nothing to say
+        with pytest.raises(EmbeddingRefused, match="with MIAM's token, POST /economies"):
+            anyio.run(check_host, app, "not-the-token")
+    assert caplog.records == []
 
 
 def test_a_host_app_wrapped_in_asgi_middleware_is_checked_through_it() -> None:
@@ -123,8 +165,13 @@ def test_a_host_app_wrapped_in_asgi_middleware_is_checked_through_it() -> None:
 
 def test_open_economies_needs_the_app_and_checks_it_before_opening(tmp_path: Path) -> None:
     settings = Settings(data=tmp_path / "data")
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'app'"):
+        open_economies(settings)  # type: ignore[call-arg]
     with pytest.raises(TypeError, match=r"open_economies\(settings, app\) needs the host app"):
-        open_economies(settings)
+        open_economies(settings, None)  # type: ignore[arg-type]  # an untyped caller
+    for blank in ("", " "):
+        with pytest.raises(ValueError, match="empty token"):
+            open_economies(settings, Starlette(), token=blank)
     bare = Starlette(routes=economies_routes(auth="host"))
 
     async def enter() -> None:
@@ -138,12 +185,13 @@ def test_open_economies_needs_the_app_and_checks_it_before_opening(tmp_path: Pat
 
 def test_the_standalone_app_passes_its_own_check_unseen(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    # Its token told to the check: proven, so not even the warning line.
     app = create_app(Settings(data=tmp_path / "data", token=TOKEN))
 
     async def start_and_stop() -> None:
         async with app.router.lifespan_context(app) as state:
             assert state is not None and "economies" in state
 
-    with caplog.at_level(logging.INFO, logger="miam_economies.requests"):
+    with caplog.at_level(logging.INFO, logger="miam_economies"):
         anyio.run(start_and_stop)
-    assert [r for r in caplog.records if r.name == "miam_economies.requests"] == []
+    assert [r.name for r in caplog.records if r.name.startswith("miam_economies")] == []

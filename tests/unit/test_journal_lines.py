@@ -116,3 +116,19 @@ def test_escaped_text_is_kept_as_text_that_encodes_as_utf8() -> None:
     assert line == JournalLine("d\u00e9", {"preset": "\u00e9t\u00e9", "n": "3"})
     for text in (line.demande_id, *line.valeurs, *line.valeurs.values()):
         text.encode("utf-8")
+
+
+def test_values_no_backend_can_keep_are_left_out_and_counted() -> None:
+    # Any length and content is MIAM's to write (ADR-0135): a NUL, a long error text, a
+    # name past the rule are left out of the join, counted; the rest of the line joins.
+    wide = "\u65e5" * 65
+    raw = json.dumps({"demande_id": "d", "preset": "rapide", "erreur": "x" * 513,
+                      "note": "a\u0000b", wide: "v", "court": wide[:64]}).encode()
+    line = parse_line(raw)
+    assert line == JournalLine("d", {"preset": "rapide", "court": wide[:64]}, ecartees=3)
+
+
+def test_a_demande_id_no_event_can_carry_joins_nothing() -> None:
+    for demande_id in ("d\u0000", "d" * 513, "\u00e9" * 65):
+        line = parse_line(json.dumps({"demande_id": demande_id, "preset": "p"}).encode())
+        assert line == JournalLine("", {}, ecartees=1)

@@ -24,6 +24,7 @@ from miam_economies.domain.schema import (
     EVENTS,
     INSTANT_PATTERN,
     MAX_BATCH,
+    MAX_NON_ASCII,
     MAX_SAFE_INTEGER,
     MAX_STRING,
     Field,
@@ -62,7 +63,9 @@ PROBES = [None, True, False, 0, 1, -1, 1.5, 3.0, MAX_SAFE_INTEGER, MAX_SAFE_INTE
           "x" * (MAX_STRING + 1), "\U0001f600" * MAX_STRING, "٢", [], ["a"], ["a", 1], ["a"] * 3,
           ["x" * (MAX_STRING + 1)], {}, {"a": 1}, "2026-10-30T09:12:04.512Z",
           "2026-10-30T09:12:04.512", "0001-01-01T00:00:00Z", "complet", "apercu", "Read",
-          "Bash", "delegation", "pilotage", "correction"]
+          "Bash", "delegation", "pilotage", "correction", "a\u0000b", "\u0000",
+          "\u00e9" * MAX_NON_ASCII, "\u00e9" * (MAX_NON_ASCII + 1),
+          "x" * 400 + "\U0001f600" * MAX_NON_ASCII, ["a", "b\u0000"]]
 """Values each declared field is set to in turn: every kind's edges."""
 
 CASES = [(kind, path) for kind, fields in EVENTS.items() for path in paths(COMMON + fields)]
