@@ -23,6 +23,7 @@ tracking table, server-side cursors for long reads):
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -150,6 +151,13 @@ class PostgresBilanView(PostgresTrackingRecorder, SqlBilanView):
             raise ProjectionMismatch(
                 f"the projection tables have schema {version}, newer than this release's "
                 f"{SCHEMA_VERSION}: upgrade miam-economies")
+
+    def max_tracking_id(self, application_name: str) -> int | None:
+        """The library's, tried once: its retries (10, each waiting for a connection up to
+        the pool's timeout) held ``/healthz`` for 92 s while the database was away. A
+        read fails within the lock timeout and its caller asks again (ADR-0152)."""
+        read = inspect.unwrap(PostgresTrackingRecorder.max_tracking_id)
+        return read(self, application_name)  # type: ignore[no-any-return]
 
     def _lock_timeout(self) -> str:
         # Every lock a view transaction waits for (the advisory lock above all) is waited

@@ -22,7 +22,12 @@ httptools is importable (uvicorn[standard], which the ``cli`` extra installs), e
 * cap a request's line and headers at ``MAX_HEADERS`` bytes while they arrive (ADR-0010):
   h11 does it when ``serve`` passes ``h11_max_incomplete_event_size`` (uvicorn then answers
   a plain 400); llhttp has no cap, so the httptools protocol counts the bytes itself and
-  answers ``HeaderCap``'s 431 (ADR-0112).
+  answers ``HeaderCap``'s 431 (ADR-0112);
+* ignore an offer to switch protocols (``Upgrade: h2c``, ``Upgrade: websocket``) and
+  serve the request as HTTP/1.1, its body read (RFC 9110 §7.8; ADR-0150). h11 reads the
+  body of such a request; llhttp stops at the end of its head and uvicorn dropped the
+  body, so the httptools protocol parses the request again without the offer. ``serve``
+  runs uvicorn with ``ws="none"``: no route of ours is a websocket.
 """
 
 from __future__ import annotations
@@ -79,6 +84,11 @@ class _HeaderTimeout:
         if cycle is not None and not cycle.more_body and not cycle.response_complete:
             self._half_closed = True
             return True
+        return None
+
+    def _unsupported_upgrade_warning(self) -> None:
+        # uvicorn's warns at each offer, and names a websocket library to install: an
+        # offer ignored is the rule here (RFC 9110 §7.8), not a fault to log.
         return None
 
     def _answer(self, status: HTTPStatus, content_type: bytes, body: bytes) -> bytes:
@@ -196,12 +206,19 @@ def guarded_httptools(header_timeout: float,
         _heads = 0  # heads completed on this connection
         _refusal: bytes | None = None  # the last answer, held until those in flight are out
 
+        _offer: bytes | None = None  # the head of a request offering an upgrade, without it
+
         def data_received(self, data: bytes) -> None:
-            # uvicorn's, but a parser error is answered through _refuse, and a head still
-            # incomplete after this read is counted against max_head.
+            # uvicorn's, but a parser error is answered through _refuse, an upgrade offer
+            # is ignored, and a head still incomplete after this read is counted against
+            # max_head. Nothing past a refusal is read as a request.
             self._unset_keepalive_if_required()
-            if self._refusal is not None:
-                return  # refused: nothing past that point is read as a request
+            while data and self._refusal is None:
+                data = self._parse(data)
+
+        def _parse(self, data: bytes) -> bytes:
+            # The bytes to parse next: a request offering an upgrade again, without the
+            # offer, and what followed its head; else nothing.
             whole, heads = self._in_head, self._heads
             try:
                 self.parser.feed_data(data)
@@ -209,13 +226,18 @@ def guarded_httptools(header_timeout: float,
                 self.logger.warning(_INVALID)
                 self._refuse(self._answer(HTTPStatus.BAD_REQUEST,
                                           b"text/plain; charset=utf-8", _INVALID.encode()))
-                return
-            except httptools.HttpParserUpgrade:
+                return b""
+            except httptools.HttpParserUpgrade as upgrade:
+                if self._offer is not None:
+                    # llhttp stopped at the end of the head (httptools skips the body of
+                    # an upgrade): a fresh parser reads the request without the offer.
+                    head, self._offer = self._offer, None
+                    self.parser = httptools.HttpRequestParser(self)
+                    self.parser.set_dangerous_leniencies(lenient_data_after_close=True)
+                    return head + data[upgrade.args[0]:]
                 if self._should_upgrade():
                     self.handle_websocket_upgrade()
-                else:
-                    self._unsupported_upgrade_warning()
-                return
+                return b""
             if self._in_head:
                 # llhttp hands a header over only once it is whole, so its callbacks
                 # cannot count a header that trickles: count the reads. A read in which
@@ -226,8 +248,20 @@ def guarded_httptools(header_timeout: float,
                 if self._head_bytes > max_head:
                     self._refuse(self._answer(HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE,
                                               b"application/json", too_large))
+            return b""
 
         def on_headers_complete(self) -> None:
+            if (self.parser.should_upgrade() and self.parser.get_method() != b"CONNECT"
+                    and not self._should_upgrade()):
+                # An offer to switch protocols (llhttp's reading: an Upgrade header and an
+                # upgrade token in any Connection header), ignored (RFC 9110 §7.8): no cycle
+                # for this parse; the head without its Upgrade headers is parsed again.
+                kept = b"".join(name + b": " + value + b"\r\n" for name, value in self.headers
+                                if name != b"upgrade")
+                self._offer = b"%s %s HTTP/%s\r\n%s\r\n" % (
+                    self.parser.get_method(), self.url,
+                    self.parser.get_http_version().encode(), kept)
+                return
             self._in_head, self._head_bytes, self._heads = False, 0, self._heads + 1
             super().on_headers_complete()
             # As guarded_h11's (ADR-0102); llhttp refuses such a request before this.
@@ -236,6 +270,8 @@ def guarded_httptools(header_timeout: float,
                 cycle.keep_alive = False
 
         def on_message_complete(self) -> None:
+            if self._offer is not None:
+                return  # the request offering an upgrade: parsed again, body and all
             super().on_message_complete()
             self._in_head = True
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import ipaddress
 import logging
 import os
+import shutil
 import signal
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,7 @@ from miam_economies.api.cli.projector import PROJECTOR_NICENESS, Projector
 from miam_economies.api.cli.workers import WORKER_APP, WORKER_HTTP, worker_environment
 from miam_economies.api.http.app import create_app
 from miam_economies.api.http.headers import MAX_HEADERS
+from miam_economies.api.http.metrics import MULTIPROC_DIR
 from miam_economies.api.http.observer import configure_request_log
 from miam_economies.api.service.bootstrap import open_services
 from miam_economies.api.service.follow import follow
@@ -54,7 +57,8 @@ from miam_economies.api.service.settings import (
               help="Largest accepted request body, bytes.")
 @click.option("--lock-timeout", default=5, show_default=True, type=click.IntRange(min=1),
               envvar="MIAM_ECONOMIES_LOCK_TIMEOUT", show_envvar=True,
-              help="Seconds to wait for the store's write lock before answering 503.")
+              help="Seconds to wait for the store's write lock, or for a PostgreSQL "
+              "connection, before answering 503.")
 @click.option("--body-timeout", default=30.0, show_default=True,
               type=click.FloatRange(min=0.1), envvar="MIAM_ECONOMIES_BODY_TIMEOUT",
               show_envvar=True, help="Seconds a request body may take to arrive (then 408).")
@@ -98,7 +102,9 @@ def serve(data: Path, database_url: str | None, fuseau: str | None, journal: Pat
         raise click.BadParameter("several workers need PostgreSQL (--database-url "
                                  "postgresql://...): on SQLite they would only queue on "
                                  "its write lock", param_hint="--workers")
-    token, token_file, created = resolve_token(data, token)
+    if token is None and "MIAM_ECONOMIES_TOKEN" in os.environ:
+        token = os.environ["MIAM_ECONOMIES_TOKEN"]  # set empty: click reads it as unset
+    token, token_file, created = resolve_token(data, token)  # TokenRefused: one line
     if token_file is not None:
         how = "created with mode 0600" if created else "existing"
         click.echo(f"bearer token: in {token_file.resolve()} ({how})", err=True)
@@ -124,10 +130,11 @@ def serve(data: Path, database_url: str | None, fuseau: str | None, journal: Pat
     # The protocol is httptools' when it imports, else h11's, each with our guards
     # (api.cli.connections; ADR-0112); h11_max_incomplete_event_size is h11's cap.
     # One JSON line per request (api.http.observer) replaces uvicorn's access log, which
-    # would print query strings.
+    # would print query strings. ws="none": no route is a websocket, and an Upgrade offer
+    # is ignored, the request served as HTTP/1.1 (RFC 9110 §7.8; ADR-0150).
     configure_request_log()
     limits: dict[str, Any] = dict(
-        host=host, port=port, log_level="info", access_log=False,
+        host=host, port=port, log_level="info", access_log=False, ws="none",
         h11_max_incomplete_event_size=MAX_HEADERS, timeout_keep_alive=5,
         limit_concurrency=64, timeout_graceful_shutdown=10)
     if postgres:
@@ -147,9 +154,16 @@ def serve(data: Path, database_url: str | None, fuseau: str | None, journal: Pat
                 projector.stop()
         return
     # Each worker is a fresh process (spawned): it rebuilds the app from these settings,
-    # handed down through its environment, with the same protocol limits (api.cli.workers).
-    os.environ.update(worker_environment(settings, header_timeout))
-    uvicorn.run(WORKER_APP, factory=True, workers=workers, http=WORKER_HTTP, **limits)
+    # handed down through its environment, with the same protocol limits (api.cli.workers),
+    # and counts its metrics in a directory of this server's, summed at each scrape
+    # (api.http.metrics; ADR-0154).
+    counted = tempfile.mkdtemp(prefix="miam-economies-metrics-")
+    os.environ.update(worker_environment(settings, header_timeout),
+                      **{MULTIPROC_DIR: counted})
+    try:
+        uvicorn.run(WORKER_APP, factory=True, workers=workers, http=WORKER_HTTP, **limits)
+    finally:
+        shutil.rmtree(counted, ignore_errors=True)
 
 
 @main.command()

@@ -133,7 +133,7 @@ def open_economies(settings: Settings, app: ASGIApp, *, token: str | None = None
     nothing stored) when the check fails, then as
     ``api.service.bootstrap.open_services`` (``DataDirectoryError`` for a data directory
     it cannot write, ``ZoneInfoNotFoundError``, ``ProjectionMismatch``,
-    ``PersistenceError``).
+    ``DatabaseNotUtf8``, ``PersistenceError``).
     """
     if app is None:  # typed as required; an untyped caller still gets the reason
         raise TypeError(NEEDS_THE_APP)

@@ -1,13 +1,22 @@
 """The service's metrics in Prometheus text format (``prometheus_client``), in a registry
 of their own, and the gauges read from the store and the projection at scrape time
-(ADR-0023)."""
+(ADR-0023).
+
+Under ``serve --workers N`` each worker counts in files of ``PROMETHEUS_MULTIPROC_DIR``
+(prometheus_client's multiprocess mode; ``serve`` makes the directory, ADR-0154) and a
+scrape sums every worker's counters, whichever worker answers it; the gauges are read
+from the store once, by the worker that answers. Without that variable (one process,
+MIAM embedded, the tests' apps) the counters are the app's own.
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
 from miam_economies.api.service.services import Services
@@ -53,9 +62,30 @@ class _ProjectionCollector(Collector):
             yield GaugeMetricFamily(name, doc, value=value)
 
 
+MULTIPROC_DIR = "PROMETHEUS_MULTIPROC_DIR"
+"""prometheus_client's variable: the directory where the processes of one server count
+(read by prometheus_client when it is imported, so set before a worker starts)."""
+
+PREFIX = "miam_economies_"
+
+
+class _Workers(Collector):
+    """Our counters and histogram summed over every process counting in ``path``; the
+    names of other code that counts there too (a host's own) are left out."""
+
+    def __init__(self, path: str):
+        self._all = MultiProcessCollector(None, path)  # type: ignore[no-untyped-call]
+
+    def collect(self) -> Iterator[Metric]:
+        """The families of ``miam_economies_`` metrics, each summed over the processes."""
+        families = self._all.collect()  # type: ignore[no-untyped-call]
+        return (family for family in families if family.name.startswith(PREFIX))
+
+
 class Metrics:
     """The service's metrics, in a registry of their own (two apps in one process, as in
-    the tests, never share counters).
+    the tests, never share counters), or, when ``PROMETHEUS_MULTIPROC_DIR`` is set, summed
+    over the processes counting there (``serve --workers N``; ADR-0154).
 
     Counters: ``miam_economies_events_received_total`` (events of batches answered 200:
     recus + doublons), ``miam_economies_events_stored_total`` (recus),
@@ -86,7 +116,9 @@ class Metrics:
                                  "Time from request to the end of the answer, seconds.",
                                  ["route", "method", "status"], buckets=LATENCY_BUCKETS,
                                  registry=registry)
-        registry.register(_ProjectionCollector(services))
+        self._gauges = _ProjectionCollector(services)
+        registry.register(self._gauges)
+        self._shared = os.environ.get(MULTIPROC_DIR)  # as prometheus_client read it
 
     def appended(self, outcome: Appended) -> None:
         """Count one batch answered 200."""
@@ -102,6 +134,12 @@ class Metrics:
             self.refused.labels(str(status)).inc()
 
     def exposition(self) -> bytes:
-        """The Prometheus text exposition of every metric. Raises ``PersistenceError``
-        when the store's head cannot be read."""
-        return generate_latest(self.registry)
+        """The Prometheus text exposition of every metric: the counters of every worker
+        when they count in ``PROMETHEUS_MULTIPROC_DIR``, the gauges read once. Raises
+        ``PersistenceError`` when the store's head cannot be read."""
+        if self._shared is None:
+            return generate_latest(self.registry)
+        scrape = CollectorRegistry()
+        scrape.register(_Workers(self._shared))
+        scrape.register(self._gauges)
+        return generate_latest(scrape)

@@ -13,6 +13,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
 from miam_economies.api.http.body import parse_json, read_capped
+from miam_economies.api.http.bounded import within_lock_timeout
 from miam_economies.api.http.errors import NotOpen, error_response
 from miam_economies.api.http.metrics import METRICS_STATE, Metrics
 from miam_economies.api.http.observer import OUTCOME
@@ -164,11 +165,12 @@ async def healthz(request: Request) -> JSONResponse:
     ``ecartes`` in events: ADR-0135), or 503 with ``erreur`` while the projection runner's
     last page failed (details in the server's log only), while the fold has not advanced
     for ``Settings.fold_stall_after`` seconds with events waiting (the same figures,
-    ``"arrete_depuis"`` in seconds: ADR-0136), or when the store cannot be read."""
+    ``"arrete_depuis"`` in seconds: ADR-0136), or when the store cannot be read within
+    the lock timeout plus ``bounded.READ_MARGIN`` (ADR-0152)."""
     services = _services(request)
     if services.folding_failed:
         return error_response(503, "the projection runner is failing; see the server log")
-    health = await run_in_threadpool(services.fold_health)  # reads: off the event loop
+    health = await within_lock_timeout(services, services.fold_health)  # ADR-0152
     answer = {"ok": True, "tete": health.tete, "position": health.position,
               "retard": health.retard, "ecartes": health.ecartes}
     if health.arrete_depuis is None:
@@ -185,9 +187,9 @@ async def healthz(request: Request) -> JSONResponse:
 async def get_metrics(request: Request) -> Response:
     """The metrics in Prometheus text format (``api.http.metrics.Metrics``); behind the
     bearer token unless ``Settings.metrics_public``."""
-    _services(request)  # open, or NotOpen
+    services = _services(request)  # open, or NotOpen
     metrics: Metrics = getattr(request.state, METRICS_STATE)
-    body = await run_in_threadpool(metrics.exposition)
+    body = await within_lock_timeout(services, metrics.exposition)  # ADR-0152
     return Response(body, media_type=CONTENT_TYPE_PLAIN_0_0_4)
 
 

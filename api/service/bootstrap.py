@@ -85,11 +85,35 @@ def open_store(database: Database, lock_timeout: int = 5, *,
                read_only: bool = False) -> EventStore:
     """The event store of ``database``, its tables created unless ``read_only`` (then
     nothing is written: ``compare``, ``anomalies``, ``export``). ``lock_timeout``:
-    seconds. Raises the library's ``PersistenceError``, and ``MissingExtra`` for a
-    PostgreSQL database without the ``postgres`` extra."""
+    seconds. Raises the library's ``PersistenceError``, ``MissingExtra`` for a
+    PostgreSQL database without the ``postgres`` extra, and ``DatabaseNotUtf8`` for a
+    PostgreSQL database of another encoding unless ``read_only`` (ADR-0153)."""
     _require_driver(database)
+    if database.is_postgres and not read_only:
+        store: EventStore = _opened(lambda: _postgres_store(database, lock_timeout), database)
+        return store
     env = database.store_env(lock_timeout, create_table=not read_only)
     return _opened(lambda: EventStore(env=env), database)  # type: ignore[no-any-return]
+
+
+def _postgres_store(database: Database, lock_timeout: int) -> EventStore:
+    # Its encoding checked before any table is created (ADR-0153). A read-only store is
+    # not: its events are bytes and ASCII topics, and export reads what an older release
+    # stored in a database of another encoding, to import it into a UTF8 one.
+    from eventsourcing.postgres import PostgresApplicationRecorder
+
+    from miam_economies.api.store.postgres_connections import check_utf8
+
+    store = EventStore(env=database.store_env(lock_timeout, create_table=False))
+    try:
+        recorder = store.recorder
+        assert isinstance(recorder, PostgresApplicationRecorder)
+        check_utf8(recorder.datastore)
+        recorder.create_table()
+    except BaseException:
+        store.close()
+        raise
+    return store
 
 
 def open_view(database: Database, lock_timeout: int = 5, *,
@@ -107,12 +131,19 @@ def open_view(database: Database, lock_timeout: int = 5, *,
         # Imported here: psycopg is loaded only for a PostgreSQL URL (ADR-0043).
         from eventsourcing.postgres import PostgresDatastore
 
+        from miam_economies.api.store.postgres_connections import bounded_pool, check_utf8
         from miam_economies.projections.postgres_view import PostgresBilanView
 
         datastore = PostgresDatastore(database.dbname, database.host, database.port,
                                       database.user, database.password, pool_size=2,
-                                      max_overflow=2, connect_timeout=10,
+                                      max_overflow=2, connect_timeout=lock_timeout,
                                       lock_timeout=lock_timeout)
+        bounded_pool(datastore)  # the store's connections' rules (ADR-0152)
+        try:
+            check_utf8(datastore)  # DatabaseNotUtf8 (ADR-0153)
+        except BaseException:
+            datastore.close()
+            raise
         view = PostgresBilanView(datastore)
     else:
         datastore = ViewDatastore(str(database.projections_path), lock_timeout=lock_timeout)
@@ -143,7 +174,8 @@ def open_services(settings: Settings, *,
     ``OSError``) naming the directory and the file when the data directory or an SQLite
     file in it cannot be created or written, ``ZoneInfoNotFoundError`` for an unknown
     ``fuseau``, ``ProjectionMismatch`` when the view was built with another explicit zone or journal
-    (ADR-0008), and the library's ``PersistenceError`` when a database cannot be opened.
+    (ADR-0008), ``DatabaseNotUtf8`` for a PostgreSQL database of another encoding
+    (ADR-0153), and the library's ``PersistenceError`` when a database cannot be opened.
     """
     if settings.fuseau is not None:
         ZoneInfo(settings.fuseau)  # an unknown zone fails before anything is created

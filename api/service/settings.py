@@ -146,16 +146,27 @@ def machine_fuseau() -> str:
         return "UTC"
 
 
+class TokenRefused(MiamEconomiesError, ValueError):
+    """An empty or blank bearer token, in ``MIAM_ECONOMIES_TOKEN`` or the token file, or a
+    token file that cannot be read: ``serve`` refuses to start, in one line saying how to
+    mend it (issue 34.6). A blank token would let no client in, and ``Bearer `` with
+    nothing after it is no secret."""
+
+
 def resolve_token(data: Path, from_env: str | None) -> tuple[str, Path | None, bool]:
     """The bearer token, the token file's path when it came from one, and whether that
     file was created now.
 
-    ``from_env`` (``MIAM_ECONOMIES_TOKEN``) wins when set and non-empty. Otherwise
+    ``from_env`` (``MIAM_ECONOMIES_TOKEN``; None when unset) wins. Otherwise
     ``data/token`` is read, or created first with a random value and mode 0600 (SPEC,
-    "Interfaces"). Raises ``OSError`` if the file cannot be read or created, and
-    ``ValueError`` if it is empty.
+    "Interfaces"). Raises ``TokenRefused`` for a blank ``from_env``, a token file that
+    holds only whitespace or cannot be read, and ``OSError`` if the data directory or the
+    file cannot be created.
     """
-    if from_env:
+    if from_env is not None:
+        if not from_env.strip():
+            raise TokenRefused("MIAM_ECONOMIES_TOKEN is set but blank: set it to the token, "
+                               f"or unset it to use the token file {(data / 'token').resolve()}")
         return from_env, None, False
     path = data / "token"
     data.mkdir(parents=True, exist_ok=True)
@@ -163,11 +174,19 @@ def resolve_token(data: Path, from_env: str | None) -> tuple[str, Path | None, b
         # O_EXCL: two processes starting at once never overwrite each other's token.
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
-        if path.stat().st_mode & 0o077:
-            path.chmod(0o600)  # a token file made readable by others: make it private
-        token = path.read_text(encoding="utf-8").strip()
+        try:
+            if path.stat().st_mode & 0o077:
+                path.chmod(0o600)  # a token file made readable by others: make it private
+            token = path.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+            raise TokenRefused(f"the token file {path.resolve()} cannot be read ({why}): "
+                               "make it a readable file holding the token, or delete it "
+                               "and a new one is made at the next start") from None
         if not token:
-            raise ValueError(f"token file {path} is empty") from None
+            raise TokenRefused(f"the token file {path.resolve()} holds no token (empty or "
+                               "blank): write the token in it, or delete it and a new one "
+                               "is made at the next start") from None
         return token, path, False
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         token = secrets.token_urlsafe(32)

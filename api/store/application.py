@@ -153,7 +153,9 @@ class EventStore(Application[UUID]):
             raise StoreUnavailable("the appends queued in front of this batch did not "
                                    "finish in time")
         try:
-            return self._append(evenements, first_seen, stamps, repeats, deadline)
+            # Its connections too are had by the deadline, or not at all (ADR-0152).
+            with self.economies_recorder.waiting_until(deadline):
+                return self._append(evenements, first_seen, stamps, repeats, deadline)
         finally:
             self._append_lock.release()
 

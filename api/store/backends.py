@@ -96,8 +96,10 @@ class Database:
         Always names the persistence module: without it the library silently keeps events
         in memory (NOTES-eventsourcing, "Persistence settings"). ``lock_timeout``: seconds
         to wait for the store's write lock (SQLite's busy timeout; PostgreSQL's
-        ``lock_timeout`` on the events table's lock); ``create_table``: create the tables
-        if missing (False opens read-only in intent: nothing is created)."""
+        ``lock_timeout`` on the events table's lock), and on PostgreSQL for a connection
+        (the library's ``CONNECT_TIMEOUT`` is its pool's wait; ``postgres.bounded_pool``
+        bounds the rest, ADR-0152); ``create_table``: create the tables if missing (False
+        opens read-only in intent: nothing is created)."""
         env = {"CREATE_TABLE": "y" if create_table else "n",
                "APPLICATION_RECORDER_TOPIC": RECORDER_TOPICS[self.kind]}
         if not self.is_postgres:
@@ -108,7 +110,8 @@ class Database:
                 "POSTGRES_PORT": str(self.port), "POSTGRES_USER": self.user,
                 "POSTGRES_PASSWORD": self.password,
                 "POSTGRES_LOCK_TIMEOUT": str(lock_timeout),
-                "POSTGRES_POOL_SIZE": str(POOL_SIZE), "POSTGRES_CONNECT_TIMEOUT": "10"}
+                "POSTGRES_POOL_SIZE": str(POOL_SIZE),
+                "POSTGRES_CONNECT_TIMEOUT": str(lock_timeout)}
 
     def __str__(self) -> str:
         if not self.is_postgres:

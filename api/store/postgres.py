@@ -11,16 +11,21 @@ An insert is the library's transaction in shape (lock, NOTIFY, insert, commit), 
 rows are encoded as one binary COPY before the lock is taken, instead of being adapted
 into a composite array while the lock is held (ADR-0113).
 
+Every connection follows ``postgres_connections``' rules (UTF8, waits bounded by the lock
+timeout, an append's by its deadline; ADR-0152).
+
 This module imports ``psycopg``: the library's factory loads it only when a database URL
 names PostgreSQL (``backends.Database.store_env`` names it by topic).
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
 import struct
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 from uuid import UUID
 
@@ -31,11 +36,12 @@ from eventsourcing.persistence import (
     PersistenceError,
     StoredEvent,
 )
-from eventsourcing.postgres import PostgresApplicationRecorder
+from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastore
 from eventsourcing.utils import retry
 from psycopg.rows import tuple_row
 from psycopg.sql import SQL, Composed, Identifier, Literal
 
+from miam_economies.api.store.postgres_connections import bounded_connection, bounded_pool
 from miam_economies.api.store.recorders import EconomiesRecorder
 
 log = logging.getLogger(__name__)
@@ -87,12 +93,14 @@ class PostgresEconomiesRecorder(EconomiesRecorder, PostgresApplicationRecorder):
     (stream ids are ``uuid5``, ADR-0002) and no database functions; raises
     ``ValueError`` otherwise."""
 
-    def __init__(self, *args: Any, **kwargs: Any):
-        super().__init__(*args, **kwargs)
+    def __init__(self, datastore: PostgresDatastore, *args: Any, **kwargs: Any):
+        bounded_pool(datastore)  # before the library's recorder opens its pool
+        super().__init__(datastore, *args, **kwargs)
         if self.datastore.originator_id_type != "uuid" or self.datastore.enable_db_functions:
             raise ValueError("PostgresEconomiesRecorder writes uuid originator ids, "
                              "without the library's database functions (ADR-0113)")
         self._table = f'"{self.datastore.schema}"."{self.events_table_name}"'
+        self._until = threading.local()  # .deadline: this thread's waits end then
         self._counted = (0, 0)  # (position, events with an id up to it)
         self._counted_lock = threading.Lock()
         table = SQL("{0}.{1}").format(Identifier(self.datastore.schema),
@@ -134,10 +142,11 @@ class PostgresEconomiesRecorder(EconomiesRecorder, PostgresApplicationRecorder):
                      deadline: float | None) -> list[int] | None:
         if not stored_events:
             return None
-        # psycopg's errors raised inside are mapped by the datastore's get_connection to
-        # the library's (IntegrityError for a unique violation, OperationalError for a
-        # lock timeout...), and conn.transaction() rolls the insert back whole.
-        with self.datastore.get_connection() as conn:
+        # psycopg's errors raised inside are mapped by _connection (the datastore's
+        # get_connection's mapping) to the library's (IntegrityError for a unique
+        # violation, OperationalError for a lock timeout...), and conn.transaction()
+        # rolls the insert back whole.
+        with self._connection() as conn:
             # The rows, encoded now: the other writers wait on the lock only for the
             # server's work, not for this process's Python (ADR-0113).
             data = copy_data(stored_events, conn.info.encoding)
@@ -157,11 +166,33 @@ class PostgresEconomiesRecorder(EconomiesRecorder, PostgresApplicationRecorder):
         last = int(row[0])
         return list(range(last - len(stored_events) + 1, last + 1))
 
+    def max_notification_id(self) -> int | None:
+        """The library's, tried once: its retries (10, each waiting for a connection up to
+        the pool's timeout) held ``/healthz`` for 92 s while the database was away. A
+        read fails within the lock timeout and its caller asks again (ADR-0152). Raises
+        ``PersistenceError``."""
+        read = inspect.unwrap(PostgresApplicationRecorder.max_notification_id)
+        return read(self)  # type: ignore[no-any-return]
+
+    @contextmanager
+    def waiting_until(self, deadline: float | None) -> Iterator[None]:
+        """See ``EconomiesRecorder.waiting_until``: this thread's connections are had by
+        ``deadline`` or not at all (``OperationalError``)."""
+        previous = getattr(self._until, "deadline", None)
+        self._until.deadline = deadline
+        try:
+            yield
+        finally:
+            self._until.deadline = previous
+
+    def _connection(self) -> AbstractContextManager[Any]:
+        return bounded_connection(self.datastore, getattr(self._until, "deadline", None))
+
     def _query(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
-        with self.datastore.get_connection() as conn, \
-                conn.cursor(row_factory=tuple_row) as cursor:
+        with self._connection() as conn, conn.cursor(row_factory=tuple_row) as cursor:
             cursor.execute(sql, params)
-            return cursor.fetchall()
+            rows: list[tuple[Any, ...]] = cursor.fetchall()
+            return rows
 
     def stored_streams(self, ids: Sequence[UUID]) -> set[UUID]:
         """See ``EconomiesRecorder.stored_streams``."""

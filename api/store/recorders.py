@@ -9,7 +9,8 @@ import hashlib
 import threading
 import time
 from abc import abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from uuid import UUID
 
 from eventsourcing.persistence import ApplicationRecorder, StoredEvent
@@ -42,6 +43,15 @@ class EconomiesRecorder(ApplicationRecorder):
         an answer's time stays bounded whatever holds the lock (issue 13.3; ADR-0053).
         Raises ``OperationalError`` (a ``PersistenceError``) when the lock was not had in
         time, ``IntegrityError`` for a stream already stored."""
+
+    @contextmanager
+    def waiting_until(self, deadline: float | None) -> Iterator[None]:
+        """Within the block, what this thread asks of the recorder waits for a connection
+        until ``deadline`` at most (a ``time.monotonic()`` instant; None: the backend's
+        own bound), then fails (``OperationalError``): an append's queries stay within
+        its answer's bound while the database is away (ADR-0053, ADR-0152). This default
+        has no connection to wait for (SQLite)."""
+        yield
 
     @abstractmethod
     def stored_streams(self, ids: Sequence[UUID]) -> set[UUID]:
