@@ -10,6 +10,11 @@ LOCK := requirements.lock
 # refers to the project itself, which a lock cannot hold).
 EXTRAS := --extra postgres --extra report --extra cli --extra test
 
+# The suite on every core, at most 4 (ADR-0155): each test has its own data directory,
+# port and PostgreSQL database; a module's tests stay on one worker. PYTEST_PARALLEL=
+# (empty) runs it in one process.
+PYTEST_PARALLEL ?= -n auto --maxprocesses 4 --dist loadfile
+
 .PHONY: run test bench soak install lock tarifs dist clean
 
 install: $(STAMP)
@@ -51,7 +56,7 @@ test: $(STAMP)
 	$(BIN)/ruff check miam_economies domain projections api tests bench scripts setup.py
 	$(BIN)/mypy
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(PYTEST_PARALLEL)
 
 # Benchmarks are never timed tests: they print figures as ratios against a reference.
 bench: $(STAMP)
