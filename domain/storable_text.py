@@ -6,10 +6,12 @@ indexes refuse a row past 2,704 bytes, which three 512-character keys of 4-byte 
 pass; no UTF-8 text holds a lone UTF-16 surrogate (``"\\ud800"``, which JavaScript's
 ``JSON.stringify`` writes). So such a string is at most ``MAX_STRING`` (512) characters,
 at most ``MAX_NON_ASCII`` of them beyond ASCII, and holds no U+0000 and no lone surrogate.
-The rule counts characters, not bytes, so that the OpenAPI document states it exactly (a
-pattern: ADR-0046); its worst case is 704 bytes a string. The POST refuses an event that
-breaks it (422 naming the field); a stored event of an earlier release that breaks it is
-set aside by every fold alike; a journal value that breaks it is left out and counted.
+The rule counts characters, not bytes, so that the OpenAPI document states it as a pattern
+(ADR-0046), exactly but for the lone surrogate, which no pattern tells from a character
+(JSON Schema's generators never make one); its worst case is 704 bytes a string. The
+POST refuses an event that breaks it (422 naming the field); a stored event of an earlier
+release that breaks it is set aside by every fold alike; a journal value that breaks it is
+left out and counted.
 Strings the contract does not read (unknown fields) are kept as received whatever they
 hold.
 """

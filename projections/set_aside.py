@@ -2,9 +2,9 @@
 
 The fold's own check (``domain.storable_text.stored_fault``, applied when the store is
 read) sets aside every event known to break a backend, alike on all of them. This is the
-net under it: when a page's commit fails with an error of the event's data (the
-backend's data exception or program limit: PostgreSQL's SQLSTATE classes 22 and 54, the
-library's ``DataError``), the page is folded again one event at a time, and an event
+net under it: when a page's commit fails with an error of the event's data (a value the
+backend's tables cannot take: ``DATA_STATES``, or the driver's refusal of a value), the
+page is folded again one event at a time, and an event
 whose own fold still fails so is set aside (an ``Ecarte``: its position, the error's
 class in our words), logged, and counted with the others. Any other error (a lost
 connection, a lock, a bug of ours) is raised as before: the runner retries the page and
@@ -23,24 +23,28 @@ from miam_economies.projections.source import EventSource
 
 log = logging.getLogger(__name__)
 
-DATA_CLASSES = ("22", "54")
-"""SQLSTATE classes of an error caused by a value: data exception, program limit exceeded
-(an index row past its size)."""
+DATA_STATES = frozenset({"22021", "22P05", "54000"})
+"""SQLSTATEs of a value no backend table can take: a character not in the database's
+repertoire (a NUL, bytes not UTF-8), a character without an equivalent in its encoding,
+a program limit (an index row past its size). Not the whole classes 22 and 54: a
+division by zero or a bad cast in our own SQL is a bug to stop on, not an event's data."""
 
 
 def poisoned(exc: BaseException) -> bool:
     """Whether ``exc`` (raised by a page's commit) comes from the data of what was written:
-    the library's ``DataError``, or a database error whose SQLSTATE class is in
-    ``DATA_CLASSES``, anywhere in its chain of causes."""
+    a database error in its chain of causes whose SQLSTATE is in ``DATA_STATES``, or,
+    where none has a SQLSTATE (the driver refused the value before sending it, as
+    psycopg refuses a NUL in text), the library's ``DataError``."""
+    chain: list[BaseException] = []
     seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, DataError):
-            return True
-        sqlstate = getattr(seen, "sqlstate", None)
-        if isinstance(sqlstate, str) and sqlstate[:2] in DATA_CLASSES:
-            return True
+    while seen is not None and len(chain) < 16:
+        chain.append(seen)
         seen = seen.__cause__
-    return False
+    states = [state for state in (getattr(e, "sqlstate", None) for e in chain)
+              if isinstance(state, str)]
+    if states:
+        return any(state in DATA_STATES for state in states)
+    return any(isinstance(e, DataError) for e in chain)
 
 
 def _reason(exc: BaseException) -> str:

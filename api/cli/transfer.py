@@ -34,6 +34,7 @@ from miam_economies.api.service.export import export_lines
 from miam_economies.api.service.importing import check_files, import_files
 from miam_economies.api.service.migrate import migrate as migrate_store
 from miam_economies.api.service.settings import (
+    DEFAULT_MAX_BODY,
     Settings,
 )
 from miam_economies.api.store.backends import redact
@@ -71,8 +72,12 @@ def export(data: Path, database_url: str | None, out: Path | None, conflits: boo
 @click.option("--strict", is_flag=True,
               help="Import nothing if any line is refused (the files are read twice).")
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
+@click.option("--max-body", default=DEFAULT_MAX_BODY, show_default=True,
+              type=click.IntRange(min=1), envvar="MIAM_ECONOMIES_MAX_BODY", show_envvar=True,
+              help="The body limit of the server whose export this is, bytes: a line may "
+                   "hold 8 times it (ADR-0135).")
 def import_(data: Path, database_url: str | None, files: tuple[Path, ...], strict: bool,
-            as_json: bool) -> None:
+            as_json: bool, max_body: int) -> None:
     """Ingest FILES of JSON lines (an exported economies.jsonl, or plain events) or batch
     documents {"evenements": [...]} (such as the contract's example), with the
     validation and dedup of POST /economies, 500 events a transaction, keeping each
@@ -87,7 +92,8 @@ def import_(data: Path, database_url: str | None, files: tuple[Path, ...], stric
     with _progress(*columns) as bar:
         if strict:
             task = bar.add_task("check", total=size)
-            checked = check_files(paths, progress=lambda n: bar.advance(task, n))
+            checked = check_files(paths, progress=lambda n: bar.advance(task, n),
+                                  max_body=max_body)
             if checked.refusees:
                 bar.stop()
                 _print_refused(checked.refusees)
@@ -97,7 +103,8 @@ def import_(data: Path, database_url: str | None, files: tuple[Path, ...], stric
         settings = Settings(data=data, database_url=database_url)
         with refused(), open_services(settings, run_projections=False) as services:
             report = import_files(services.store, paths,
-                                  progress=lambda n: bar.advance(task, n))
+                                  progress=lambda n: bar.advance(task, n),
+                                  max_body=max_body)
     if as_json:
         _print_json(report.as_dict(), indent=None)
     else:

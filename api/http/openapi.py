@@ -57,7 +57,9 @@ def kind_schema(kind: Kind) -> dict[str, Any]:
                 "type": "string", "maxLength": MAX_STRING, "pattern": TEXT_PATTERN,
                 "description": f"at most {MAX_STRING} characters, at most {MAX_NON_ASCII} "
                                "of them beyond ASCII (counted in code points), without "
-                               "U+0000 or a lone surrogate (the pattern is exact)"}
+                               "U+0000 (the pattern states these exactly) and without a "
+                               "lone surrogate escape such as \\ud800 (also refused with "
+                               "a 422; no pattern can tell it from a character)"}
             if non_empty:
                 schema["minLength"] = 1
             if nullable:
@@ -168,9 +170,13 @@ def openapi_document() -> dict[str, Any]:
             "provenance": {"type": "object",
                            "required": ["formule", "position", "tete", "evenements",
                                         "fuseau", "genere_le"],
-                           "properties": {"prix": PRIX}},
+                           "properties": {"prix": PRIX, "journal": {
+                               "type": "object",
+                               "required": ["lignes", "malformees", "sans_demande",
+                                            "valeurs_ecartees"]}}},
+            # stockes = comptes + ecartes: the events set aside are in no figure (ADR-0135).
             "conservation": {"type": "object",
-                             "required": ["stockes", "comptes", "en_attente"]},
+                             "required": ["stockes", "comptes", "en_attente", "ecartes"]},
         },
     }
     demande = {
@@ -282,16 +288,23 @@ def openapi_document() -> dict[str, Any]:
                            "position and their difference (events)",
                 "security": [],
                 "responses": {"200": _json({"type": "object",
-                                            "required": ["ok", "tete", "position", "retard"],
+                                            "required": ["ok", "tete", "position", "retard",
+                                                         "ecartes"],
                                             "properties": {
                                                 "ok": {"type": "boolean", "enum": [True]},
                                                 "tete": {"type": "integer", "minimum": 0},
                                                 "position": {"type": "integer",
                                                              "minimum": 0},
                                                 "retard": {"type": "integer",
-                                                           "minimum": 0}}}, "Healthy"),
-                              "503": _error("The projection is failing, or the store "
-                                            "cannot be read")},
+                                                           "minimum": 0},
+                                                "ecartes": {"type": "integer",
+                                                            "minimum": 0}}}, "Healthy"),
+                              "503": _error("The projection is failing; or events wait and "
+                                            "the fold has not advanced for "
+                                            "--fold-stall-after seconds (then with tete, "
+                                            "position, retard, ecartes and arrete_depuis, "
+                                            "seconds: ADR-0136); or the store cannot be "
+                                            "read within the lock timeout")},
             }},
             "/metrics": {"get": {
                 "summary": "Metrics in Prometheus text format (bearer token unless the "

@@ -25,11 +25,15 @@ from miam_economies.domain.schema import MAX_BATCH
 from miam_economies.domain.strict_json import NotStrictJson, loads_strict
 from miam_economies.domain.validation import instant_fault, validate_event
 
-MAX_LINE = 8 * DEFAULT_MAX_BODY
-"""Bytes a line may hold: any line ``export`` writes of an event a server with the default
-body limit (1 MiB) accepted. The store keeps an event as JSON it writes itself, where a
-number may take 4.5 times its bytes (``9e15`` is written ``9000000000000000.0``), and the
-line adds ``recu_le`` (ADR-0135)."""
+LINE_PER_BODY = 8
+"""A line may hold this many times the body limit (``max_body``, bytes; the server's
+``--max-body``): any line ``export`` writes of an event a server with that limit accepted.
+The store keeps an event as JSON it writes itself, where a number may take 4.5 times its
+bytes (``9e15`` is written ``9000000000000000.0``), and the line adds ``recu_le``
+(ADR-0135)."""
+
+MAX_LINE = LINE_PER_BODY * DEFAULT_MAX_BODY
+"""Bytes a line may hold under the default body limit (1 MiB): 8 MiB."""
 
 MAX_DOCUMENT = 64 * 1024 * 1024
 """Bytes a batch document may hold: it is read whole (an export, in JSON lines, streams)."""
@@ -79,11 +83,13 @@ class ImportReport:
                               "erreurs": list(r.erreurs)} for r in self.refusees]}
 
 
-def parse_line(raw: bytes) -> tuple[Payload, str | None] | list[str]:
+def parse_line(raw: bytes, max_line: int = MAX_LINE
+               ) -> tuple[Payload, str | None] | list[str]:
     """One line of an import file: ``(event, recu_le or None)``, or the list of reasons it
-    is refused (``checked_event``, after ``loads_strict``)."""
-    if len(raw) > MAX_LINE:
-        return [f"the line is over {MAX_LINE} bytes"]
+    is refused (``checked_event``, after ``loads_strict``); past ``max_line`` bytes it is
+    refused unread."""
+    if len(raw) > max_line:
+        return [f"the line is over {max_line} bytes"]
     try:
         event = loads_strict(raw, "line", lone_surrogates=True)
     except NotStrictJson as exc:
@@ -112,14 +118,14 @@ def checked_event(event: dict[str, Any]) -> tuple[Payload, str | None] | list[st
     return event, None if not given else iso_utc(parse_instant(recu_le))
 
 
-def _document(path: Path) -> Any:
+def _document(path: Path, max_line: int) -> Any:
     """The decoded batch document ``{"evenements": [...]}`` that ``path`` holds, or None
     when it holds JSON lines: its first line is a whole JSON object other than a batch
     (an event), or the whole file is not one JSON object with an ``evenements`` key. A
     JSON lines file is never read whole for this: its first line tells. Raises
     ``OSError``."""
     with path.open("rb") as f:
-        first = f.readline(MAX_LINE + 2)
+        first = f.readline(max_line + 2)
     try:
         head: Any = loads_strict(first, lone_surrogates=True)
     except NotStrictJson:
@@ -158,17 +164,18 @@ def _document_events(path: Path, document: dict[str, Any], report: ImportReport,
         yield checked
 
 
-def _lines(path: Path, progress: Progress | None) -> Iterator[tuple[int, bytes]]:
+def _lines(path: Path, progress: Progress | None, max_line: int
+           ) -> Iterator[tuple[int, bytes]]:
     """``(line number, line without its end)`` of each non-blank line of ``path``; a line
-    over ``MAX_LINE`` bytes comes back cut just past the limit, never held whole."""
+    over ``max_line`` bytes comes back cut just past the limit, never held whole."""
     with path.open("rb") as f:
         number = 0
         while True:
-            raw = f.readline(MAX_LINE + 2)
+            raw = f.readline(max_line + 2)
             if not raw:
                 return
             consumed = len(raw)
-            if len(raw) == MAX_LINE + 2 and not raw.endswith(b"\n"):
+            if len(raw) == max_line + 2 and not raw.endswith(b"\n"):
                 # Over-long: skip the rest of it a MiB at a time; parse_line refuses it.
                 while (rest := f.readline(1 << 20)) and not rest.endswith(b"\n"):
                     consumed += len(rest)
@@ -181,28 +188,30 @@ def _lines(path: Path, progress: Progress | None) -> Iterator[tuple[int, bytes]]
                 yield number, line
 
 
-def check_files(paths: Sequence[Path], progress: Progress | None = None) -> ImportReport:
+def check_files(paths: Sequence[Path], progress: Progress | None = None, *,
+                max_body: int = DEFAULT_MAX_BODY) -> ImportReport:
     """Read ``paths`` and report every refused line, importing nothing (``--strict``'s
-    first pass). Raises ``OSError`` for a file that cannot be read."""
+    first pass); ``max_body`` as for ``import_files``. Raises ``OSError`` for a file that
+    cannot be read."""
     report = ImportReport()
-    for _ in _accepted(paths, report, progress):
+    for _ in _accepted(paths, report, progress, LINE_PER_BODY * max_body):
         pass
     return report
 
 
-def _accepted(paths: Sequence[Path], report: ImportReport, progress: Progress | None
-              ) -> Iterator[tuple[Payload, str | None]]:
+def _accepted(paths: Sequence[Path], report: ImportReport, progress: Progress | None,
+              max_line: int) -> Iterator[tuple[Payload, str | None]]:
     """The accepted events of ``paths`` as (event, recu_le), in file order; every event
     is counted in ``report`` and every refused one listed there with its line number or
     its index in a document."""
     for path in paths:
-        document = _document(path)
+        document = _document(path, max_line)
         if document is not None:
             yield from _document_events(path, document, report, progress)
             continue
-        for number, line in _lines(path, progress):
+        for number, line in _lines(path, progress, max_line):
             report.lignes += 1
-            parsed = parse_line(line)
+            parsed = parse_line(line, max_line)
             if isinstance(parsed, list):
                 report.refusees.append(RefusedLine(str(path), number, tuple(parsed)))
                 continue
@@ -211,7 +220,8 @@ def _accepted(paths: Sequence[Path], report: ImportReport, progress: Progress | 
 
 def import_files(store: EventStore, paths: Sequence[Path], *,
                  progress: Progress | None = None,
-                 batch_size: int = MAX_BATCH) -> ImportReport:
+                 batch_size: int = MAX_BATCH,
+                 max_body: int = DEFAULT_MAX_BODY) -> ImportReport:
     """Append the events of ``paths`` (files of JSON lines: ``economies.jsonl`` or plain
     events; or batch documents ``{"evenements": [...]}``) to ``store``, in file order,
     ``batch_size`` events per ``store.append`` (one transaction each), each with its
@@ -220,9 +230,10 @@ def import_files(store: EventStore, paths: Sequence[Path], *,
     Refused events are skipped and listed with their line number (or index); the rest is
     stored with the dedup of ``POST /economies`` (ADR-0003), so importing the same files
     again stores nothing and counts every event as a doublon. ``progress(n)``: bytes
-    read. Raises ``OSError`` for an unreadable file and ``StoreUnavailable`` when the
-    store cannot take a batch (batches appended before it stay stored; running the
-    import again completes it).
+    read. ``max_body``: the body limit of the server whose export this may be (bytes): a
+    line may hold ``LINE_PER_BODY`` times it. Raises ``OSError`` for an unreadable file
+    and ``StoreUnavailable`` when the store cannot take a batch (batches appended before
+    it stay stored; running the import again completes it).
     """
     if not 1 <= batch_size <= MAX_BATCH:
         raise ValueError(f"batch_size must be 1 to {MAX_BATCH}")
@@ -244,7 +255,7 @@ def import_files(store: EventStore, paths: Sequence[Path], *,
         batch.clear()
         times.clear()
 
-    for event, recu_le in _accepted(paths, report, progress):
+    for event, recu_le in _accepted(paths, report, progress, LINE_PER_BODY * max_body):
         batch.append(event)
         times.append(recu_le)
         if len(batch) == batch_size:

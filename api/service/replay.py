@@ -244,7 +244,10 @@ def list_anomalies(settings: Settings) -> Iterator[dict[str, Any]]:
         for stored in stored_events(store):
             if isinstance(stored, ConflitRecu):
                 continue
-            evenement = stored.evenement()
+            try:
+                evenement = stored.evenement()
+            except (KeyError, TypeError, ValueError):
+                continue  # no event of schema 1: the folds set it aside (ADR-0135)
             kinds = anomalies(evenement)
             if kinds:
                 yield {"id": evenement.id, "type": evenement.type,

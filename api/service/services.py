@@ -73,18 +73,27 @@ class Services:
         return self.serving.now()
 
     def fold_health(self) -> FoldHealth:
-        """How the serving projection's fold stands (``FoldHealth``): two reads, the
-        store's head then the view's progression. The fold has stopped when events wait
-        and no page moved the position for ``Settings.fold_stall_after`` seconds, counted
-        from when this process opened at the earliest (a fold that never ran, such as
-        no ``project`` beside a PostgreSQL server, shows so too). The time of the last
-        page is the folding process's clock (ADR-0136). Raises ``PersistenceError``."""
+        """How the serving projection's fold stands (``FoldHealth``): the store's head,
+        then the view's progression. The fold has stopped when events wait and, for
+        ``Settings.fold_stall_after`` seconds, no page moved the position while the
+        oldest of them was stored (so the first event after a quiet hour is no stop),
+        counted from when this process opened at the earliest (a fold that never ran,
+        such as no ``project`` beside a PostgreSQL server, shows so too). The time of a
+        page is the folding process's clock, an event's its server's (ADR-0136). Raises
+        ``PersistenceError``."""
         head = self.store.head()
         projection = self.projection
         progress = projection.view.progression(projection.tracking_name)
         retard = max(0, head - progress.position)
-        idle = time.time() - max(progress.avance_le or 0.0, self.opened)
-        stalled = retard > 0 and idle > self.settings.fold_stall_after
+        bound = self.settings.fold_stall_after
+        since = max(progress.avance_le or 0.0, self.opened)
+        if retard > 0 and time.time() - since > bound:
+            # Only now the third read: the waiting event may be younger than the bound.
+            waiting = self.store.stored_after(progress.position)
+            if waiting is not None:
+                since = max(since, waiting.timestamp())
+        idle = time.time() - since
+        stalled = retard > 0 and idle > bound
         return FoldHealth(head, progress.position, retard, progress.ecartes,
                           round(idle, 1) if stalled else None)
 

@@ -6,6 +6,7 @@ and builds one frozen ``Settings``; nothing below ``api/`` reads the environment
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import zoneinfo
@@ -16,6 +17,7 @@ from zoneinfo import ZoneInfoNotFoundError
 
 import tzlocal
 
+from miam_economies.api.service.data_directory import writable
 from miam_economies.api.store.backends import SQLITE, Database
 from miam_economies.domain.errors import MiamEconomiesError
 
@@ -160,8 +162,8 @@ def resolve_token(data: Path, from_env: str | None) -> tuple[str, Path | None, b
     ``from_env`` (``MIAM_ECONOMIES_TOKEN``; None when unset) wins. Otherwise
     ``data/token`` is read, or created first with a random value and mode 0600 (SPEC,
     "Interfaces"). Raises ``TokenRefused`` for a blank ``from_env``, a token file that
-    holds only whitespace or cannot be read, and ``OSError`` if the data directory or the
-    file cannot be created.
+    holds only whitespace or cannot be read, and ``DataDirectoryError`` (an ``OSError``)
+    if the data directory or the file cannot be created.
     """
     if from_env is not None:
         if not from_env.strip():
@@ -169,11 +171,13 @@ def resolve_token(data: Path, from_env: str | None) -> tuple[str, Path | None, b
                                f"or unset it to use the token file {(data / 'token').resolve()}")
         return from_env, None, False
     path = data / "token"
-    data.mkdir(parents=True, exist_ok=True)
-    try:
-        # O_EXCL: two processes starting at once never overwrite each other's token.
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
+    fd: int | None = None
+    with writable(data, path):  # DataDirectoryError names the directory (ADR-0140)
+        data.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            # O_EXCL: two processes starting at once never overwrite each other's token.
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    if fd is None:
         try:
             if path.stat().st_mode & 0o077:
                 path.chmod(0o600)  # a token file made readable by others: make it private

@@ -41,7 +41,7 @@ from miam_economies.api.store.recorders import EconomiesRecorder, Row
 from miam_economies.api.store.transcoder import OrjsonTranscoder
 from miam_economies.domain.acceptance import Payload
 from miam_economies.domain.errors import MiamEconomiesError
-from miam_economies.domain.events import CONFLIT_TOPIC, TOPICS, Stored
+from miam_economies.domain.events import CONFLIT_TOPIC, TOPICS, EvenementRecu, Stored
 from miam_economies.domain.instants import iso_utc
 
 log = logging.getLogger(__name__)
@@ -264,6 +264,17 @@ class EventStore(Application[UUID]):
         with its position to tell this store from another (``EventSource``; ADR-0105).
         Raises ``PersistenceError``."""
         return self.economies_recorder.identity_at(notification_id)
+
+    def stored_after(self, position: int) -> datetime | None:
+        """When the first event after notification id ``position`` was stored (its
+        ``recu_le``, or the time an import kept), None when there is none: how long the
+        oldest event not yet folded has waited (ADR-0136). One row read; raises
+        ``PersistenceError``."""
+        found = self.recorder.select_notifications(position + 1, 1, inclusive_of_start=True)
+        if not found:
+            return None
+        stored = cast(EvenementRecu, self.mapper.to_domain_event(found[0]))
+        return datetime.fromisoformat(stored.recu_le)
 
     def count_up_to(self, position: int, head: int) -> int:
         """Events stored with a notification id up to ``position``, counted by the store

@@ -32,7 +32,7 @@ from miam_economies.domain.events import (
     decode_payload,
     from_payload,
 )
-from miam_economies.domain.storable_text import stored_fault
+from miam_economies.domain.storable_text import stored_fault, text_fault
 from miam_economies.domain.strict_json import dumps_text
 
 
@@ -93,8 +93,11 @@ class EconomiesMapper(Mapper[UUID]):
             conflict = conflicts.get(topic)
             if conflict is None:
                 conflict = conflicts[topic] = self._is_conflict(topic)
-            if conflict:
-                append(Conflit(stored["client"]))
+            if conflict:  # counted under the kept version's client, which must be keepable
+                client = stored.get("client")
+                why = text_fault(client) if isinstance(client, str) else "must be a string"
+                append(Conflit(client) if why is None
+                       else Ecarte(notification_id, f"a conflict's client {why}"))
                 continue
             # The stored format read, its payload may still be no event the fold can
             # take: set aside, never a stop (ADR-0135). A state that does not decode at

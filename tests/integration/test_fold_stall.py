@@ -46,11 +46,3 @@ def test_serve_on_postgresql_without_project_says_so(tmp_path: Path) -> None:
             server.close()
         log = next((tmp_path).glob("server-*.log")).read_text()
         assert "run `miam-economies project` beside it" in log  # said at start
-
-
-def test_a_busy_fold_is_not_a_stopped_one(server: LiveServer) -> None:
-    # SQLite, the default bound: events folded as they come never make /healthz fail.
-    for _ in range(3):
-        assert server.post(EXAMPLE_BATCH).status_code == 200
-    answer = server.client.get("/healthz")
-    assert answer.status_code == 200 and answer.json()["ecartes"] == 0

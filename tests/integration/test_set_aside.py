@@ -12,6 +12,7 @@ import json
 import random
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -165,21 +166,24 @@ class SetAsideContract:
         poison["id"] = "claude-code:poison"
         long_key = with_field(PILOTAGE, "demande_ids.0", widest(11) * 2)
         long_key["id"] = "claude-code:long-key"
-        store_unchecked(self.settings_of(live), [poison, long_key])
+        broken = {k: v for k, v in DELEGATION.items() if k != "estimation"}
+        broken["id"] = "claude-code:no-estimation"  # no event of schema 1 at all
+        store_unchecked(self.settings_of(live), [poison, long_key, broken])
         assert live.post(EXAMPLE_BATCH).status_code == 200
         bilan = live.bilan()
         assert bilan["economies"]["claude-code"]["net"] == 2900
         conservation = bilan["conservation"]
-        assert conservation["ecartes"] == 2
-        assert conservation["stockes"] == conservation["comptes"] + 2 == 4
+        assert conservation["ecartes"] == 3
+        assert conservation["stockes"] == conservation["comptes"] + 3 == 5
         health = live.client.get("/healthz").json()
-        assert health["ok"] is True and health["ecartes"] == 2 and health["retard"] == 0
+        assert health["ok"] is True and health["ecartes"] == 3 and health["retard"] == 0
         metrics = live.client.get("/metrics").text
-        assert "miam_economies_projection_set_aside_events 2.0" in metrics
-        assert "2 events set aside" in live.cli("bilan").stdout
+        assert "miam_economies_projection_set_aside_events 3.0" in metrics
+        assert "3 events set aside" in live.cli("bilan").stdout
+        live.cli("anomalies")  # reads every stored event: the broken one is passed over
         # A replay under another formula sets them aside again, alike.
         live.cli("replay", "--formule", "pondere-v2")
-        assert live.bilan()["conservation"]["ecartes"] == 2
+        assert live.bilan()["conservation"]["ecartes"] == 3
 
     def test_journal_values_no_backend_can_keep_are_left_out_never_a_stop(
             self, live: LiveServer) -> None:
@@ -242,17 +246,27 @@ def test_a_page_the_view_refuses_is_folded_event_by_event_past_the_one_it_refuse
         assert health.retard == 0 and bilan["position"] == 4
 
 
-def test_services_fold_health_counts_what_waits(tmp_path: Path) -> None:
+def test_the_fold_has_stopped_only_once_the_waiting_event_has_waited(tmp_path: Path) -> None:
+    """ADR-0136: stopped means events wait and nothing moved for the bound since the
+    oldest of them was stored; a fold quiet for longer than the bound, then given an
+    event, has not stopped."""
     settings = Settings(data=tmp_path / "data", fold_stall_after=1.0)
-    with open_services(settings, run_projections=False) as services:
-        services.store.append(list(EXAMPLE_BATCH["evenements"]))
+    with open_services(settings, run_projections=False) as opened:
+        services = Services(**{**opened.__dict__, "opened": 0.0})  # opened long ago
+        services.store.append([DELEGATION])
         health = services.fold_health()
-        assert (health.tete, health.position, health.retard) == (2, 0, 2)
-        assert health.arrete_depuis is None  # opened just now: not yet stalled
-        stalled = Services(**{**services.__dict__, "opened": 0.0})
-        assert stalled.fold_health().arrete_depuis is not None
+        assert (health.tete, health.position, health.retard) == (1, 0, 1)
+        assert health.arrete_depuis is None  # stored just now
+        time.sleep(1.2)
+        assert (services.fold_health().arrete_depuis or 0) >= 1  # waited past the bound
         services.runner.catch_up()
-        assert stalled.fold_health().arrete_depuis is None  # nothing waits
+        assert services.fold_health().arrete_depuis is None  # nothing waits
+        time.sleep(1.2)  # a quiet spell longer than the bound...
+        services.store.append([PILOTAGE])
+        quiet = services.fold_health()
+        assert quiet.retard == 1 and quiet.arrete_depuis is None  # ...then an event
+        time.sleep(1.2)
+        assert services.fold_health().arrete_depuis is not None
 
 
 def test_the_export_of_any_accepted_event_is_accepted_by_import(
@@ -278,3 +292,17 @@ def test_the_export_of_any_accepted_event_is_accepted_by_import(
     done = subprocess.run([str(SCRIPT), "import", "--json", "--data", str(tmp_path / "b"),
                            str(out)], capture_output=True, text=True, check=True)
     assert json.loads(done.stdout)["recus"] == 1
+
+
+def test_a_server_with_a_larger_body_limit_exports_what_its_import_takes(
+        tmp_path: Path) -> None:
+    # The line limit follows the body limit given to import (--max-body, as serve's).
+    line = json.dumps({**DELEGATION, "mesures": "x" * (9 * 1_048_576)}) + "\n"
+    source = tmp_path / "big.jsonl"
+    source.write_text(line)
+    base = [str(SCRIPT), "import", "--json", "--data", str(tmp_path / "d"), str(source)]
+    refused = subprocess.run(base, capture_output=True, text=True)
+    assert refused.returncode == 1 and "over 8388608 bytes" in refused.stdout
+    taken = subprocess.run([*base, "--max-body", str(2 * 1_048_576)], capture_output=True,
+                           text=True, check=True)
+    assert json.loads(taken.stdout)["recus"] == 1

@@ -99,3 +99,16 @@ def test_a_data_directory_through_a_file_is_named(tmp_path: Path) -> None:
     assert str(refused.value).startswith(
         f"miam-economies cannot write its data directory {tmp_path / 'logs' / 'mcp'} "
         f"(creating it: Not a directory)")
+
+
+def test_serve_on_a_data_directory_it_cannot_make_says_so_in_one_line(tmp_path: Path) -> None:
+    # Issue 33.3 for the first thing serve writes, the token file: a path through a file.
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    env = {k: v for k, v in os.environ.items() if k != "MIAM_ECONOMIES_TOKEN"}
+    done = subprocess.run([str(SCRIPT), "serve", "--data", str(blocker / "data"),
+                           "--port", "1"], capture_output=True, text=True, env=env,
+                          timeout=60)
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr
+    assert f"cannot write its data directory {blocker / 'data'}" in done.stderr
