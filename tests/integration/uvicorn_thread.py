@@ -32,8 +32,11 @@ def _run(app: ASGIApp) -> tuple[uvicorn.Server, threading.Thread, str, _Kept]:
     sock.bind(("127.0.0.1", 0))
     url = f"http://127.0.0.1:{sock.getsockname()[1]}"
     # ws="none": no websockets import (its deprecation warnings are errors under pytest).
+    # log_level="error": uvicorn sets the level of its process-wide "uvicorn.error" logger
+    # from each Config, and another module's Config(log_level="critical") in the same
+    # worker would otherwise hide the start-up failure's lines read here.
     server = uvicorn.Server(uvicorn.Config(app, lifespan="on", log_config=None, ws="none",
-                                           http="h11", access_log=False))
+                                           http="h11", access_log=False, log_level="error"))
     exits: list[object] = []
     kept = _Kept(exits)
     logging.getLogger("uvicorn.error").addHandler(kept)
