@@ -174,7 +174,7 @@ class PostgresBilanView(PostgresTrackingRecorder, SqlBilanView):
             yield _QmarkCursor(cursor)
 
     @contextmanager
-    def _read(self) -> Iterator[_QmarkCursor]:
+    def _read_transaction(self) -> Iterator[_QmarkCursor]:
         with self.datastore.get_connection() as conn, conn.transaction(), \
                 conn.cursor(row_factory=tuple_row) as cursor:
             # One round trip: statements without parameters may share it.

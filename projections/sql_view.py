@@ -13,10 +13,11 @@ read-then-write never fails on a stale snapshot (NOTES-eventsourcing, pitfalls).
 
 from __future__ import annotations
 
+import threading
 import time
 from abc import abstractmethod
-from collections.abc import Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 from eventsourcing.persistence import IntegrityError, Tracking
@@ -46,7 +47,7 @@ from miam_economies.projections.view import (
 class SqlBilanView(BilanView):
     """``BilanView`` in SQL (see ``BilanView`` and the module); a backend subclass mixes it
     with its library tracking recorder, calls ``compose`` with its dialect when built, and
-    gives ``_write`` and ``_read``."""
+    gives ``_write`` and ``_read_transaction``."""
 
     dialect: SqlDialect
     figures_writer: FiguresWriter
@@ -65,14 +66,41 @@ class SqlBilanView(BilanView):
         self.groups_writer = GroupsWriter(dialect, self.samples_writer)
         self.journal_writer = JournalWriter(self.groups_writer)
         self.reader = SqlReader(dialect)
+        # Per thread: a view serves the threads of a server's pool at once.
+        self._pins = threading.local()
 
     @abstractmethod
     def _write(self) -> AbstractContextManager[Cursor]:
         """A write transaction, committed on normal exit, rolled back on an exception."""
 
     @abstractmethod
-    def _read(self) -> AbstractContextManager[Cursor]:
-        """A read transaction: its statements all see one snapshot."""
+    def _read_transaction(self) -> AbstractContextManager[Cursor]:
+        """A read transaction of the backend: its statements all see one snapshot."""
+
+    @contextmanager
+    def _read(self) -> Iterator[Cursor]:
+        # The pinned transaction of ``reading`` in this thread, else a new one.
+        pinned: Cursor | None = getattr(self._pins, "cursor", None)
+        if pinned is not None:
+            yield pinned
+            return
+        with self._read_transaction() as c:
+            yield c
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """See ``BilanView.reading``: every read of this view made by this thread inside
+        the block shares one read transaction (ADR-0163); nested blocks share the
+        outermost one."""
+        if getattr(self._pins, "cursor", None) is not None:
+            yield
+            return
+        with self._read_transaction() as c:
+            self._pins.cursor = c
+            try:
+                yield
+            finally:
+                self._pins.cursor = None
 
     @abstractmethod
     def _insert_tracking(self, c: Cursor, tracking: Tracking) -> None:

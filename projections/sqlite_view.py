@@ -142,7 +142,7 @@ class SQLiteBilanView(SQLiteTrackingRecorder, SqlBilanView):
             yield c
 
     @contextmanager
-    def _read(self) -> Iterator[SQLiteCursor]:
+    def _read_transaction(self) -> Iterator[SQLiteCursor]:
         with self.datastore.transaction(commit=False) as c:
             yield c
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -156,6 +157,7 @@ class BilanView(TrackingRecorder, ABC):
       demandes to the groups of the projections built on that journal, in one
       transaction, with the same compare-and-set on the offset.
     * Reads (``snapshot``, ``demande``, ``journal_state``) each run in one transaction;
+      inside ``with view.reading():`` every read of the thread shares one (ADR-0163);
       ``reset(name)`` forgets a projection's figures, groups and position.
     * ``active()``/``activate(name)``: which projection serves the bilan (ADR-0009).
     """
@@ -216,6 +218,11 @@ class BilanView(TrackingRecorder, ABC):
         """``{"position": bytes read, "fichier": identity or None, "empreinte": fingerprint
         or None, "lignes": lines with a demande_id read, "malformees": skipped,
         "sans_demande": without one, "valeurs_ecartees": values left out (ADR-0135)}``."""
+
+    @abstractmethod
+    def reading(self) -> AbstractContextManager[None]:
+        """A block whose reads of this view, in this thread, share one read transaction:
+        what one answer reads is one state of the view (ADR-0163)."""
 
     @abstractmethod
     def snapshot(self, name: str, formule: str, par: str | None = None,

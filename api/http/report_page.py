@@ -20,7 +20,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
-from miam_economies.api.http.report import JOURNAL_FIELDS
+from miam_economies.api.service.report import JOURNAL_FIELDS
 from miam_economies.domain.argent import dollars
 from miam_economies.domain.instants import iso_utc
 from miam_economies.domain.verdict_words import lettres, phrases

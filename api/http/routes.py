@@ -6,6 +6,7 @@ the projection's snapshots. Refusals are raised and answered by ``errors``.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 from starlette.concurrency import run_in_threadpool
@@ -20,6 +21,7 @@ from miam_economies.api.http.observer import OUTCOME
 from miam_economies.api.http.openapi import openapi_document
 from miam_economies.api.http.report import render_report
 from miam_economies.api.http.representation import represented
+from miam_economies.api.service.answers import bilan_answer, classement_answer
 from miam_economies.api.service.csv_answers import bilan_csv, classement_csv
 from miam_economies.api.service.freshness import folded_up_to
 from miam_economies.api.service.services import Services
@@ -101,10 +103,10 @@ async def get_bilan(request: Request) -> Response:
     check_bounds(par, bounds.get("depuis"), bounds.get("jusqu_au"),  # BoundsError: 400
                  puis=puis)
     waited = await _maybe_wait(request, services)
-    bilan = await run_in_threadpool(services.bilan, par, puis=puis, **bounds)
+    lu = await run_in_threadpool(services.bilan, par, puis=puis, **bounds)
     if waited is False:
-        bilan["provenance"]["attente_expiree"] = True
-    return represented(request, bilan, bilan_csv, "bilan")  # JSON, or CSV (ADR-0134)
+        lu = replace(lu, attente_expiree=True)
+    return represented(request, bilan_answer(lu), bilan_csv, "bilan")  # ADR-0134
 
 
 async def _maybe_wait(request: Request, services: Services) -> bool | None:
@@ -142,10 +144,11 @@ async def get_classement(request: Request) -> Response:
     minimum = parse_min(query.get("min", str(DEFAULT_MIN)))
     check_parametres(par, selon, apparier, minimum)  # ClassementError: 400 (errors.py)
     waited = await _maybe_wait(request, services)
-    answer = await run_in_threadpool(services.classement, par, minimum, selon, apparier)
+    lu = await run_in_threadpool(services.classement, par, minimum, selon, apparier)
     if waited is False:
-        answer["attente_expiree"] = True
-    return represented(request, answer, classement_csv, "classement")  # ADR-0134
+        lu = replace(lu, attente_expiree=True)
+    return represented(request, classement_answer(lu), classement_csv,
+                       "classement")  # ADR-0134
 
 
 async def get_rapport(request: Request) -> Response:

@@ -9,12 +9,12 @@ from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any, cast
 
+from miam_economies.api.service.results import BilanLu, ClassementLu
 from miam_economies.domain.argent import decimal_text, usd, usd_rounded
 from miam_economies.domain.bilan import Figures, FiguresModele, total
 from miam_economies.domain.classement import CRITERES, MAX_COMPARED, Groupe
-from miam_economies.domain.ecarts import Comparaison
 from miam_economies.domain.formulas import Prix
-from miam_economies.projections.view import BilanSnapshot, DemandeLue, Groupes, Groupes2
+from miam_economies.projections.view import DemandeLue, Groupes, Groupes2
 
 
 def en_usd(f: Figures, rate: Fraction) -> dict[str, str]:
@@ -73,26 +73,21 @@ def groupes_answer(groupes: Groupes | Groupes2, prix: Prix | None = None,
             for a, inner in two.items()}
 
 
-def bilan_answer(snapshot: BilanSnapshot, tete: int, stockes: int, genere_le: str,
-                 meme_source: bool | None = True,
-                 journal: Mapping[str, Any] | None = None,
-                 prix: Prix | None = None) -> dict[str, Any]:
-    """The bilan's wire shape (SPEC, "Interfaces"): ``economies`` (clients sorted by
-    name), ``total``, ``formule``, ``position``, ``provenance``, ``conservation``, and
+def bilan_answer(lu: BilanLu) -> dict[str, Any]:
+    """The bilan's wire shape (SPEC, "Interfaces") of ``lu``: ``economies`` (clients sorted
+    by name), ``total``, ``formule``, ``position``, ``provenance``, ``conservation``, and
     ``par``/``groupes`` for a breakdown.
 
-    ``tete``: the store's last notification id when read; ``stockes``: events in the
-    store up to the snapshot's position, counted by the store (so a page folded twice
-    shows as ``comptes`` > ``stockes``; ``stockes`` = ``comptes`` + ``ecartes``, the
-    events set aside: ADR-0135); ``genere_le``: when, ISO 8601; ``meme_source``:
-    whether the store's event at the position is the one the projection folded there
-    (None when not known), so that a store replaced by another of the same length shows
-    (ADR-0105); ``journal``: the journal's state as joined (``provenance.journal``,
-    ``BilanView.journal_state``), when there is one; ``prix``: the formula's price table
-    when it is a weighted one, which adds ``en_usd`` to every figures and
-    ``provenance.prix`` (ADR-0130). No events gives an empty ``economies`` and zero
-    totals.
+    ``provenance``: the formula, position, the store's head (``tete``), events folded,
+    zone, ``genere_le``, the journal's state when there is one, ``prix`` under a weighted
+    formula (which adds ``en_usd`` to every figures: ADR-0130) and ``attente_expiree``
+    when a wait expired (ADR-0104). ``conservation``: ``stockes`` (events stored up to the
+    position, counted by the store, so a page folded twice shows as ``comptes`` >
+    ``stockes``; ``stockes`` = ``comptes`` + ``ecartes``, the events set aside:
+    ADR-0135), ``comptes``, ``en_attente``, ``ecartes`` and ``meme_source`` (ADR-0105).
+    No events gives an empty ``economies`` and zero totals.
     """
+    snapshot, prix, journal = lu.snapshot, lu.prix, lu.journal
     anomalies = snapshot.anomalies or {}
     conflits = snapshot.conflits or {}
     all_kinds: dict[str, int] = {}
@@ -111,19 +106,20 @@ def bilan_answer(snapshot: BilanSnapshot, tete: int, stockes: int, genere_le: st
         "provenance": {
             "formule": snapshot.formule,
             "position": snapshot.position,
-            "tete": tete,
+            "tete": lu.tete,
             "evenements": snapshot.evenements,
             "fuseau": snapshot.fuseau,
-            "genere_le": genere_le,
+            "genere_le": lu.genere_le,
             **({} if journal is None else {"journal": dict(journal)}),
             **({} if prix is None else {"prix": prix_answer(prix)}),
+            **({"attente_expiree": True} if lu.attente_expiree else {}),
         },
         "conservation": {
-            "stockes": stockes,
+            "stockes": lu.stockes,
             "comptes": sum(f.evenements for f in clients.values()),
             "en_attente": snapshot.en_attente,
             "ecartes": snapshot.ecartes,
-            "meme_source": meme_source,
+            "meme_source": lu.meme_source,
         },
     }
     if snapshot.par is not None:
@@ -186,27 +182,28 @@ def groupe_en_usd(groupe: Groupe, prix: Prix) -> dict[str, Any]:
     }
 
 
-def classement_answer(par: str, formule: str, position: int, minimum: int, selon: str,
-                      groupes: Sequence[Groupe], verdicts: Sequence[Comparaison],
-                      ranked: int, apparier: str | None,
-                      prix: Prix | None = None) -> dict[str, Any]:
-    """The classement's wire shape (SPEC, "Ranking presets: the classement"): ``{"par",
-    "formule", "position", "min", "critere", "groupes", "comparaisons"}``, with
-    ``"comparaisons_limite": MAX_COMPARED`` when more groups are ranked (``ranked``: how
-    many; only the first ``MAX_COMPARED`` are compared), and ``"apparier"`` when
-    asked. Under a weighted formula (``prix``) each group has its ``en_usd``
-    (``groupe_en_usd``) and the answer its ``prix`` (``prix_answer``; ADR-0130)."""
+def classement_answer(lu: ClassementLu) -> dict[str, Any]:
+    """The classement's wire shape (SPEC, "Ranking presets: the classement") of ``lu``:
+    ``{"par", "formule", "position", "min", "critere", "groupes", "comparaisons"}``, with
+    ``"comparaisons_limite": MAX_COMPARED`` when more groups are ranked (only the first
+    ``MAX_COMPARED`` are compared), ``"apparier"`` when asked and ``"attente_expiree":
+    true`` when a wait expired. Under a weighted formula (``prix``) each group has its
+    ``en_usd`` (``groupe_en_usd``) and the answer its ``prix`` (``prix_answer``;
+    ADR-0130)."""
+    prix = lu.prix
     answer: dict[str, Any] = {
-        "par": par, "formule": formule, "position": position, "min": minimum,
-        "critere": CRITERES[selon],
+        "par": lu.par, "formule": lu.formule, "position": lu.position, "min": lu.minimum,
+        "critere": CRITERES[lu.selon],
         "groupes": [groupe.as_dict() if prix is None
                     else {**groupe.as_dict(), "en_usd": groupe_en_usd(groupe, prix)}
-                    for groupe in groupes],
-        "comparaisons": [verdict.as_dict() for verdict in verdicts]}
+                    for groupe in lu.groupes],
+        "comparaisons": [verdict.as_dict() for verdict in lu.verdicts]}
     if prix is not None:
         answer["prix"] = prix_answer(prix)
-    if ranked > MAX_COMPARED:
+    if lu.ranked > MAX_COMPARED:
         answer["comparaisons_limite"] = MAX_COMPARED
-    if apparier is not None:
-        answer["apparier"] = apparier
+    if lu.apparier is not None:
+        answer["apparier"] = lu.apparier
+    if lu.attente_expiree:
+        answer["attente_expiree"] = True
     return answer

@@ -21,6 +21,7 @@ from uuid import UUID
 
 from eventsourcing.persistence import IntegrityError, StoredEvent
 
+from miam_economies.api.service.answers import bilan_answer
 from miam_economies.api.service.bootstrap import open_services, open_store, open_view
 from miam_economies.api.service.serving import build_projection
 from miam_economies.api.service.settings import Settings
@@ -162,7 +163,8 @@ def _figures(bilan: dict[str, Any]) -> dict[str, Any]:
 def _compare(source: Any, target: Any) -> None:
     """Raise ``MigrationMismatch`` unless both services give the same bilan readings."""
     for par in BREAKDOWNS:
-        one, other = _figures(source.bilan(par)), _figures(target.bilan(par))
+        one = _figures(bilan_answer(source.bilan(par)))
+        other = _figures(bilan_answer(target.bilan(par)))
         if one != other:
             raise MigrationMismatch(f"the target's bilan (par={par}) differs from the "
                                     f"source's: {other} != {one}")

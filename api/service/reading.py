@@ -10,6 +10,7 @@ figures are current even when no server runs), read the snapshot, and close ever
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from zoneinfo import ZoneInfo
 
 from miam_economies.api.service.answers import bilan_answer, classement_answer
 from miam_economies.api.service.bootstrap import open_services
+from miam_economies.api.service.results import BilanLu, ClassementLu
 from miam_economies.api.service.settings import DEFAULT_DATA, Settings, machine_fuseau
 from miam_economies.domain.breakdowns import check_bounds
 from miam_economies.domain.classement import DEFAULT_MIN, SELON, check_parametres
@@ -41,7 +43,7 @@ def read_bilan(data: Path | str = DEFAULT_DATA, *, par: str | None = None,
                catch_up: bool = True, database_url: str | None = None,
                lock_timeout: int = 5, puis: str | None = None) -> dict[str, Any]:
     """The bilan of data directory ``data`` (or of ``database_url``: ``api.store.backends``), as
-    ``GET /economies/bilan`` gives it.
+    ``GET /economies/bilan`` gives it (``answers.bilan_answer`` of ``bilan_lu``).
 
     ``par``, ``puis``, ``depuis``, ``jusqu_au``: the breakdown (``puis`` splits each group
     of ``par``: ADR-0133) and its day bounds (``YYYY-MM-DD``, inclusive), as the HTTP
@@ -61,6 +63,19 @@ def read_bilan(data: Path | str = DEFAULT_DATA, *, par: str | None = None,
     ``ValueError``) for unsound breakdown parameters, ``PersistenceError`` when a
     database fails.
     """
+    return bilan_answer(bilan_lu(data, par=par, depuis=depuis, jusqu_au=jusqu_au,
+                                 fuseau=fuseau, journal=journal, catch_up=catch_up,
+                                 database_url=database_url, lock_timeout=lock_timeout,
+                                 puis=puis))
+
+
+def bilan_lu(data: Path | str = DEFAULT_DATA, *, par: str | None = None,
+             depuis: str | None = None, jusqu_au: str | None = None,
+             fuseau: str | None = None, journal: Path | str | None = None,
+             catch_up: bool = True, database_url: str | None = None,
+             lock_timeout: int = 5, puis: str | None = None) -> BilanLu:
+    """``read_bilan``'s typed result (``results.BilanLu``; ADR-0163): what the CLI's
+    table and CSV are made from. Arguments and errors as ``read_bilan``'s."""
     check_bounds(par, depuis, jusqu_au, puis=puis)
     settings = Settings(data=Path(data), fuseau=fuseau,
                         journal=None if journal is None else Path(journal),
@@ -70,14 +85,14 @@ def read_bilan(data: Path | str = DEFAULT_DATA, *, par: str | None = None,
         ZoneInfo(zone)  # the same error for a bad zone, store or not
         empty = BilanSnapshot(V1.name, 0, 0, {}, fuseau=zone, par=par,
                               groupes=None if par is None else {}, puis=puis)
-        return bilan_answer(empty, 0, 0, iso_utc(datetime.now(UTC)))
+        return BilanLu(empty, 0, 0, iso_utc(datetime.now(UTC)))
     with open_services(settings, run_projections=False) as services:
         caught_up = services.runner.catch_up_unless_locked() if catch_up else True
-        bilan = services.bilan(par, depuis, jusqu_au, puis)
+        lu = services.bilan(par, depuis, jusqu_au, puis)
     if not caught_up:
-        bilan["provenance"]["attente_expiree"] = True
-        locked(bilan["position"], bilan["provenance"]["tete"])
-    return bilan
+        locked(lu.snapshot.position, lu.tete)
+        return replace(lu, attente_expiree=True)
+    return lu
 
 
 def net_du_jour(client: str = "claude-code", data: Path | str = DEFAULT_DATA, *,
@@ -98,9 +113,9 @@ def net_du_jour(client: str = "claude-code", data: Path | str = DEFAULT_DATA, *,
         if catch_up and not services.runner.catch_up_unless_locked():
             locked(services.projection.position(), services.store.head())
         today = datetime.now(services.projection.zone).date().isoformat()
-        bilan = services.bilan("jour", today, today)
-    figures = bilan["groupes"].get(today, {}).get(client)
-    return 0 if figures is None else int(figures["net"])
+        lu = services.bilan("jour", today, today)
+    figures = lu.cellule(today, client)
+    return 0 if figures is None else figures.net
 
 
 def economies_section(data: Path | str = DEFAULT_DATA, *, par: str | None = None,
@@ -139,11 +154,12 @@ def read_classement(data: Path | str = DEFAULT_DATA, *, par: str = "preset",
                     database_url: str | None = None, lock_timeout: int = 5
                     ) -> dict[str, Any]:
     """The classement of data directory ``data`` (or of ``database_url``), as
-    ``GET /economies/classement`` gives it: which preset (or format, client...) is ahead
-    by the taux de reprise (``selon="taux"``) or net per demande (``"net"``), the verdict
-    of every pair of ranked groups ("a ahead of b" or "can't tell yet"), compared on the
-    tasks both ran when ``apparier`` names the journal field of a task (SPEC, "Ranking
-    presets: the classement"; ADR-0081).
+    ``GET /economies/classement`` gives it (``answers.classement_answer`` of
+    ``classement_lu``): which preset (or format, client...) is ahead by the taux de
+    reprise (``selon="taux"``) or net per demande (``"net"``), the verdict of every pair
+    of ranked groups ("a ahead of b" or "can't tell yet"), compared on the tasks both ran
+    when ``apparier`` names the journal field of a task (SPEC, "Ranking presets: the
+    classement"; ADR-0081).
 
     ``par``: ``client`` or a journal field (default ``preset``); ``minimum``: demandes a
     group needs to be ranked (``min`` on the wire, default ``DEFAULT_MIN``); the other
@@ -152,17 +168,31 @@ def read_classement(data: Path | str = DEFAULT_DATA, *, par: str = "preset",
     a classement without groups and creates nothing. Raises ``ClassementError`` (a
     ``ValueError``) for parameters the SPEC refuses, and as ``read_bilan``.
     """
+    return classement_answer(classement_lu(
+        data, par=par, minimum=minimum, selon=selon, apparier=apparier, fuseau=fuseau,
+        journal=journal, catch_up=catch_up, database_url=database_url,
+        lock_timeout=lock_timeout))
+
+
+def classement_lu(data: Path | str = DEFAULT_DATA, *, par: str = "preset",
+                  minimum: int = DEFAULT_MIN, selon: str = SELON,
+                  apparier: str | None = None, fuseau: str | None = None,
+                  journal: Path | str | None = None, catch_up: bool = True,
+                  database_url: str | None = None, lock_timeout: int = 5
+                  ) -> ClassementLu:
+    """``read_classement``'s typed result (``results.ClassementLu``; ADR-0163): what the
+    CLI's table and CSV are made from. Arguments and errors as ``read_classement``'s."""
     check_parametres(par, selon, apparier, minimum)
     settings = Settings(data=Path(data), fuseau=fuseau,
                         journal=None if journal is None else Path(journal),
                         database_url=database_url, lock_timeout=lock_timeout)
     if not settings.database.exists():
         ZoneInfo(fuseau or machine_fuseau())  # the same error for a bad zone, store or not
-        return classement_answer(par, V1.name, 0, minimum, selon, [], [], 0, apparier)
+        return ClassementLu(par, V1.name, 0, minimum, selon, [], [], 0, apparier)
     with open_services(settings, run_projections=False) as services:
         caught_up = services.runner.catch_up_unless_locked() if catch_up else True
-        answer = services.classement(par, minimum, selon, apparier)
+        lu = services.classement(par, minimum, selon, apparier)
     if not caught_up:
-        answer["attente_expiree"] = True
-        locked(answer["position"], None)
-    return answer
+        locked(lu.position, None)
+        return replace(lu, attente_expiree=True)
+    return lu

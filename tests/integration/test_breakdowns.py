@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from miam_economies.api.service.answers import bilan_answer
 from miam_economies.api.service.bootstrap import open_services
 from miam_economies.api.service.reading import net_du_jour, read_bilan
 from miam_economies.api.service.services import Services
@@ -32,7 +33,7 @@ def append(services: Services, *events: dict[str, Any]) -> None:
 
 def test_pilotage_and_correction_wait_for_their_delegation(services: Services) -> None:
     append(services, PILOTAGE, EXAMPLE_CORRECTION)
-    parked = services.bilan()
+    parked = bilan_answer(services.bilan())
     assert parked["conservation"] == {"stockes": 2, "comptes": 2, "en_attente": 2,
                                       "ecartes": 0, "meme_source": True}
     waiting = services.demande(DEMANDE)
@@ -41,8 +42,8 @@ def test_pilotage_and_correction_wait_for_their_delegation(services: Services) -
         2000, -2490, None)
 
     append(services, DELEGATION)
-    assert services.bilan()["conservation"] == {"stockes": 3, "comptes": 3, "en_attente": 0,
-                                                "ecartes": 0, "meme_source": True}
+    assert bilan_answer(services.bilan())["conservation"] == {
+        "stockes": 3, "comptes": 3, "en_attente": 0, "ecartes": 0, "meme_source": True}
     joined = services.demande(DEMANDE)
     assert joined is not None
     assert joined["delegation"]["agent_id"] == "a1"
@@ -58,7 +59,8 @@ def test_a_pilotage_is_split_over_its_demandes_in_exact_integers(services: Servi
     parts = {d: services.demande(d)["pilotage"]["part"]  # type: ignore[index]
              for d in ("dem-a", "dem-b", "dem-c")}
     assert parts == {"dem-a": 334, "dem-b": 333, "dem-c": 333}
-    assert services.bilan()["economies"]["claude-code"]["pilotage"] == sum(parts.values())
+    economies = bilan_answer(services.bilan())["economies"]
+    assert economies["claude-code"]["pilotage"] == sum(parts.values())
 
 
 def test_days_are_cut_in_the_configured_zone(tmp_path: Path) -> None:
@@ -67,22 +69,22 @@ def test_days_are_cut_in_the_configured_zone(tmp_path: Path) -> None:
     settings = Settings(data=tmp_path / "data", token=TOKEN, fuseau="Europe/Paris")
     with open_services(settings, run_projections=False) as services:
         append(services, late, same_instant)
-        groupes = services.bilan("jour")["groupes"]
+        groupes = bilan_answer(services.bilan("jour"))["groupes"]
         assert list(groupes) == ["2026-10-31"]  # 00:30 in Paris: the next day
-        assert services.bilan("jour", depuis="2026-10-30", jusqu_au="2026-10-30")[
+        assert bilan_answer(services.bilan("jour", depuis="2026-10-30", jusqu_au="2026-10-30"))[
             "groupes"] == {}
     with pytest.raises(ProjectionMismatch), \
             open_services(Settings(data=settings.data, token=TOKEN, fuseau="UTC")):
         pass
     with open_services(Settings(data=settings.data, token=TOKEN)) as unset:
-        assert unset.bilan()["provenance"]["fuseau"] == "Europe/Paris"
+        assert bilan_answer(unset.bilan())["provenance"]["fuseau"] == "Europe/Paris"
 
 
 def test_models_count_turns_usage_and_cout(services: Services) -> None:
     second = {**PILOTAGE, "id": "p2", "turn_id": "t2", "cout": 10,
               "usage": {**PILOTAGE["usage"], "input_tokens": 5}}
     append(services, PILOTAGE, second)
-    cell = services.bilan("modele")["groupes"]["claude-haiku-5-5"]["claude-code"]
+    cell = bilan_answer(services.bilan("modele"))["groupes"]["claude-haiku-5-5"]["claude-code"]
     assert cell["tours"] == 2
     assert (cell["pilotage"], cell["net"], cell["delegations"]) == (2010, -2010, 0)
     assert cell["usage"] == {"input_tokens": 805, "output_tokens": 400,
@@ -97,16 +99,16 @@ def test_journal_fields_group_the_demandes_whenever_lines_arrive(services: Servi
     journal.write_text(json.dumps({"demande_id": DEMANDE, "preset": "rapide", "n": 2}) + "\n"
                        + "{broken\n" + json.dumps({"preset": "sans id"}) + "\n")
     services.runner.catch_up()
-    groupes = services.bilan("preset")["groupes"]
+    groupes = bilan_answer(services.bilan("preset"))["groupes"]
     assert groupes["rapide"]["claude-code"]["net"] == 2900
     assert groupes["(inconnu)"]["claude-code"]["evites"] == 4900  # dem-2, not in the journal
-    assert services.bilan("n")["groupes"]["2"]["claude-code"]["delegations"] == 1
+    assert bilan_answer(services.bilan("n"))["groupes"]["2"]["claude-code"]["delegations"] == 1
     with journal.open("a") as f:  # appended later, and a second line for DEMANDE: ignored
         f.write(json.dumps({"demande_id": "dem-2", "preset": "precis"}) + "\n")
         f.write(json.dumps({"demande_id": DEMANDE, "preset": "autre"}) + "\n")
         f.write('{"demande_id": "dem-3", "preset": "partial line still being wri')
     services.runner.catch_up()
-    bilan = services.bilan("preset")
+    bilan = bilan_answer(services.bilan("preset"))
     assert set(bilan["groupes"]) == {"rapide", "precis"}
     assert bilan["provenance"]["journal"] == {"lignes": 3, "malformees": 1, "sans_demande": 1,
                                                  "valeurs_ecartees": 0}
@@ -118,8 +120,8 @@ def test_a_journal_field_named_like_a_breakdown_is_reachable_with_a_prefix(
     services.settings.journal_path.write_text(
         json.dumps({"demande_id": DEMANDE, "modele": "qwen-local"}) + "\n")
     services.runner.catch_up()
-    assert list(services.bilan("journal.modele")["groupes"]) == ["qwen-local"]
-    assert services.bilan("modele")["groupes"] == {}  # pilotage models: none yet
+    assert list(bilan_answer(services.bilan("journal.modele"))["groupes"]) == ["qwen-local"]
+    assert bilan_answer(services.bilan("modele"))["groupes"] == {}  # pilotage models: none yet
 
 
 def test_demandes_endpoint_and_breakdowns_over_http(server: LiveServer) -> None:
@@ -190,7 +192,7 @@ def test_a_journal_line_longer_than_the_read_limit_is_skipped_not_stuck(
         json.dumps({"demande_id": "dem-x", "blob": "y" * 500}) + "\n"
         + json.dumps({"demande_id": DEMANDE, "preset": "rapide"}) + "\n")
     services.runner.catch_up()
-    bilan = services.bilan("preset")
+    bilan = bilan_answer(services.bilan("preset"))
     assert list(bilan["groupes"]) == ["rapide"]
     assert bilan["provenance"]["journal"] == {"lignes": 1, "malformees": 1, "sans_demande": 0,
                                                  "valeurs_ecartees": 0}
@@ -199,25 +201,25 @@ def test_a_journal_line_longer_than_the_read_limit_is_skipped_not_stuck(
 def test_en_attente_counts_events_not_the_demandes_they_reach(services: Services) -> None:
     pilotage = {**PILOTAGE, "demande_ids": ["dem-a", "dem-b", "dem-b", "dem-c"]}
     append(services, pilotage, EXAMPLE_CORRECTION)
-    assert services.bilan()["conservation"]["en_attente"] == 2
+    assert bilan_answer(services.bilan())["conservation"]["en_attente"] == 2
     append(services, {**DELEGATION, "id": "d-a", "demande_id": "dem-a"},
            {**DELEGATION, "id": "d-b", "demande_id": "dem-b"})
-    assert services.bilan()["conservation"]["en_attente"] == 2  # dem-c still missing
+    assert bilan_answer(services.bilan())["conservation"]["en_attente"] == 2  # dem-c still missing
     append(services, {**DELEGATION, "id": "d-c", "demande_id": "dem-c"})
-    assert services.bilan()["conservation"]["en_attente"] == 1  # only the correction
+    assert bilan_answer(services.bilan())["conservation"]["en_attente"] == 1  # only the correction
     append(services, DELEGATION)
-    assert services.bilan()["conservation"]["en_attente"] == 0
+    assert bilan_answer(services.bilan())["conservation"]["en_attente"] == 0
 
 
 def test_the_conservation_check_shows_a_page_folded_twice(services: Services) -> None:
     append(services, DELEGATION, PILOTAGE)
-    ok = services.bilan()["conservation"]
+    ok = bilan_answer(services.bilan())["conservation"]
     assert ok["stockes"] == ok["comptes"] == 2
     # Fold the same page again, bypassing the runner's compare-and-set (the defect
     # ADR-0007 closes): the conservation figures must disagree.
     events = [value for _, value in services.store.read(1, 10)]
     services.projection.process_page(events, last_id=2, previous=2)
-    broken = services.bilan()["conservation"]
+    broken = bilan_answer(services.bilan())["conservation"]
     assert (broken["stockes"], broken["comptes"]) == (2, 4)
 
 
@@ -238,7 +240,7 @@ def test_a_breakdown_and_the_totals_come_from_one_read(services: Services) -> No
     writer.start()
     reads = 0
     while not done.is_set() or reads == 0:
-        bilan = services.bilan("jour")
+        bilan = bilan_answer(services.bilan("jour"))
         for k in ("delegations", "evites", "pilotage", "corrections"):
             assert sum(row[k] for clients in bilan["groupes"].values()
                        for row in clients.values()) == bilan["total"][k]
@@ -250,7 +252,7 @@ def test_a_breakdown_and_the_totals_come_from_one_read(services: Services) -> No
 def test_an_unreadable_journal_never_holds_the_events_back(services: Services) -> None:
     services.settings.journal_path.mkdir()  # a directory where the journal should be
     append(services, DELEGATION, PILOTAGE)
-    bilan = services.bilan("preset")
+    bilan = bilan_answer(services.bilan("preset"))
     assert bilan["economies"]["claude-code"]["net"] == 2900
     assert "erreur" in bilan["provenance"]["journal"]
     assert services.runner.journal is not None and services.runner.journal.caught_up()
@@ -266,7 +268,8 @@ def test_a_replaced_journal_is_read_from_its_start(services: Services) -> None:
                            + json.dumps({"demande_id": "dem-9", "preset": "x" * 80}) + "\n")
     replacement.replace(journal)  # longer than the old file: size alone would not tell
     services.runner.catch_up()
-    assert services.bilan("preset")["groupes"]["neuf"]["claude-code"]["delegations"] == 1
+    groupes = bilan_answer(services.bilan("preset"))["groupes"]
+    assert groupes["neuf"]["claude-code"]["delegations"] == 1
 
 
 def test_the_journal_is_fixed_per_projection_like_the_zone(tmp_path: Path) -> None:
@@ -292,7 +295,7 @@ def test_a_reader_with_defaults_does_not_pin_the_zone_for_the_server(tmp_path: P
     with open_services(Settings(data=data, token=TOKEN, fuseau="Asia/Tokyo"),
                        run_projections=False) as server:
         server.runner.catch_up()
-        bilan = server.bilan("jour")
+        bilan = bilan_answer(server.bilan("jour"))
     assert bilan["provenance"]["fuseau"] == "Asia/Tokyo"
     assert list(bilan["groupes"]) == ["2026-10-30"]  # 09:12Z is 18:12 in Tokyo
     assert bilan["economies"]["claude-code"]["net"] == 2900

@@ -20,6 +20,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from scipy import stats
 
+from miam_economies.api.service.answers import classement_answer
 from miam_economies.api.service.replay import replay
 from miam_economies.api.service.services import Services
 from miam_economies.domain.acceptance import accept_batch
@@ -167,44 +168,44 @@ class ClassementContract:
     def test_it_equals_an_independent_recomputation(self, services: Services, par: str,
                                                     minimum: int, selon: str) -> None:
         load(services)
-        check(services.classement(par, minimum, selon), par, minimum, selon)
+        check(classement_answer(services.classement(par, minimum, selon)), par, minimum, selon)
 
     @pytest.mark.parametrize("selon", ["taux", "net"])
     def test_paired_on_a_task_it_equals_the_recomputation(self, services: Services,
                                                           selon: str) -> None:
         load(services)
-        answer = services.classement("preset", 5, selon, "test_id")
+        answer = classement_answer(services.classement("preset", 5, selon, "test_id"))
         check(answer, "preset", 5, selon, "test_id")
         assert answer["comparaisons"] and max(c["taches"] for c in answer["comparaisons"]) > 20
 
     def test_by_net_the_order_is_todays(self, services: Services) -> None:
         load(services)
         for par, minimum in (("preset", 10), ("format", 400), ("client", 1)):
-            answer = services.classement(par, minimum, "net")
+            answer = classement_answer(services.classement(par, minimum, "net"))
             assert [g["cle"] for g in answer["groupes"]] == todays_order(answer, minimum)
 
     def test_folded_in_any_order_with_the_journal_late_it_is_the_same(
             self, services: Services) -> None:
         load(services, random.Random(5))
         for par in ("preset", "client"):
-            check(services.classement(par, 10), par, 10)
-        check(services.classement("preset", 5, "net", "test_id"), "preset", 5, "net",
-              "test_id")
+            check(classement_answer(services.classement(par, 10)), par, 10)
+        check(classement_answer(services.classement("preset", 5, "net", "test_id")),
+              "preset", 5, "net", "test_id")
 
     def test_it_is_deterministic_and_says_where_it_stands(self, services: Services) -> None:
         load(services)
-        first = services.classement("preset")
-        assert json.dumps(first) == json.dumps(services.classement("preset"))
+        first = classement_answer(services.classement("preset"))
+        assert json.dumps(first) == json.dumps(classement_answer(services.classement("preset")))
         assert first["position"] == services.store.head()
         assert first["formule"] == "v1" and first["min"] == 30
         assert first["critere"] == "taux_reprise"
 
     def test_a_replay_rebuilds_the_same_classement(self, services: Services) -> None:
         load(services, random.Random(9))
-        live = services.classement("preset")
+        live = classement_answer(services.classement("preset"))
         # Folded without groups, then samples rebuilt once from the demandes (ADR-0073).
         replay(services.settings, "v1", fuseau="Etc/GMT-1")
-        rebuilt = services.classement("preset")
+        rebuilt = classement_answer(services.classement("preset"))
         assert rebuilt["groupes"] == live["groupes"]
         assert rebuilt["comparaisons"] == live["comparaisons"]
         check(rebuilt, "preset", 30)
@@ -218,22 +219,23 @@ class ClassementContract:
                 ("preset", 10, "taux", "client"), ("preset", 10, "taux", "jour"),
                 ("preset", 10, "taux", "modele"), ("preset", 10, "taux", "demande")):
             with pytest.raises(ValueError):
-                services.classement(par, minimum, selon, apparier)
+                classement_answer(services.classement(par, minimum, selon, apparier))
 
     def test_past_max_compared_groups_only_the_best_ranked_are_compared(
             self, services: Services) -> None:
         load(services)
-        answer = services.classement("lot", 1, "net")
+        answer = classement_answer(services.classement("lot", 1, "net"))
         ranked = [g["cle"] for g in answer["groupes"] if g["rang"] is not None]
         assert len(ranked) > MAX_COMPARED == answer["comparaisons_limite"]
         assert [(c["a"], c["b"]) for c in answer["comparaisons"]] == [
             (a, b) for i, a in enumerate(ranked[:MAX_COMPARED])
             for b in ranked[i + 1:MAX_COMPARED]]
-        assert "comparaisons_limite" not in services.classement("preset", 1)
+        assert "comparaisons_limite" not in classement_answer(services.classement("preset", 1))
 
     def test_an_empty_store_ranks_nothing(self, services: Services) -> None:
-        assert services.classement("preset")["groupes"] == []
-        assert services.classement("preset", 1, "net", "test_id")["comparaisons"] == []
+        assert classement_answer(services.classement("preset"))["groupes"] == []
+        paired = classement_answer(services.classement("preset", 1, "net", "test_id"))
+        assert paired["comparaisons"] == []
 
 
 class TestClassementSQLite(ClassementContract):

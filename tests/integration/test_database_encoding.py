@@ -25,6 +25,7 @@ import pytest
 from starlette.applications import Starlette
 
 from miam_economies import Settings, economies_routes, open_economies
+from miam_economies.api.service.answers import bilan_answer
 from miam_economies.api.service.bootstrap import open_services, open_store
 from miam_economies.api.store.application import EventStore
 from miam_economies.api.store.backends import Database
@@ -115,4 +116,4 @@ def test_another_client_encoding_asked_by_the_environment_is_not_used(
         with open_services(settings, run_projections=False) as services:
             assert services.store.append(accept_batch(batch)).recus == 2
             services.runner.catch_up()
-            assert services.bilan()["economies"][CLIENT]["evites"] == 4900
+            assert bilan_answer(services.bilan())["economies"][CLIENT]["evites"] == 4900

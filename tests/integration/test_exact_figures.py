@@ -13,8 +13,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from miam_economies.api.http.report import render_report, report_data
+from miam_economies.api.http.report import render_report
+from miam_economies.api.service.answers import bilan_answer, classement_answer
 from miam_economies.api.service.replay import compare, replay
+from miam_economies.api.service.report import report_data
 from miam_economies.api.service.services import Services
 from miam_economies.domain.acceptance import accept_batch
 from tests.conftest import LiveServer
@@ -86,19 +88,19 @@ class ExactFiguresContract:
 
     def test_the_bilan_and_every_breakdown_stay_exact(self, services: Services) -> None:
         load(services)
-        figures = services.bilan()["economies"][CLIENT]
+        figures = bilan_answer(services.bilan())["economies"][CLIENT]
         exact(figures["evites"], EVITES)
         exact(figures["pilotage"], PILOTAGE)
         exact(figures["corrections"], CORRECTIONS)
         exact(figures["net"], NET)
         assert figures["delegations"] == N + 1
         for par in ("jour", "preset", "demande", "client"):
-            cells = [c[CLIENT] for c in services.bilan(par)["groupes"].values()]
+            cells = [c[CLIENT] for c in bilan_answer(services.bilan(par))["groupes"].values()]
             for name, total in (("evites", EVITES), ("pilotage", PILOTAGE),
                                 ("corrections", CORRECTIONS), ("net", NET)):
                 assert all(type(c[name]) is int for c in cells), (par, name)
                 assert sum(c[name] for c in cells) == total, (par, name)
-        modele = services.bilan("modele")["groupes"]["claude-haiku-5-5"][CLIENT]
+        modele = bilan_answer(services.bilan("modele"))["groupes"]["claude-haiku-5-5"][CLIENT]
         exact(modele["pilotage"], PILOTAGE)
         assert modele["tours"] == N
         for counter in modele["usage"].values():
@@ -107,7 +109,7 @@ class ExactFiguresContract:
     def test_the_classement_stays_exact(self, services: Services) -> None:
         load(services)
         for par in ("preset", "client"):
-            groupes = services.classement(par, 1)["groupes"]
+            groupes = classement_answer(services.classement(par, 1))["groupes"]
             for name, total in (("evites", EVITES), ("pilotage", PILOTAGE),
                                 ("corrections", CORRECTIONS), ("net", NET)):
                 assert all(type(g[name]) is int for g in groupes), (par, name)
@@ -132,7 +134,8 @@ class ExactFiguresContract:
         replay(settings, "v1-serveur")  # evites recomputed: lus + ecrits, 2 BIG each
         with_subagent = 2 * BIG
         services.runner.catch_up()
-        exact(services.bilan()["economies"][CLIENT]["evites"], N * with_subagent + with_subagent)
+        exact(bilan_answer(services.bilan())["economies"][CLIENT]["evites"],
+              N * with_subagent + with_subagent)
         compared = compare(settings, ["v1", "v1-serveur"])["groupes"][CLIENT][CLIENT]
         exact(compared["v1"]["evites"], EVITES)
         exact(compared["v1-serveur"]["evites"], (N + 1) * with_subagent)
@@ -193,7 +196,7 @@ def test_postgres_tables_of_the_previous_schema_are_rebuilt_with_exact_sums(
         with open_services(settings, run_projections=False) as services:
             assert services.projection.position() == 0  # rebuilt, from the store
             services.runner.catch_up()
-            exact(services.bilan()["economies"][CLIENT]["evites"], EVITES)
+            exact(bilan_answer(services.bilan())["economies"][CLIENT]["evites"], EVITES)
         with psycopg.connect(url, autocommit=True) as db:
             row = db.execute("SELECT data_type FROM information_schema.columns WHERE "
                              "table_name = 'bilan_clients' AND column_name = 'evites'"

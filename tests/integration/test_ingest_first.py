@@ -11,6 +11,7 @@ import asyncio
 import time
 from pathlib import Path
 
+from miam_economies.api.service.answers import bilan_answer
 from miam_economies.api.service.bootstrap import MAX_DEFER, open_services
 from miam_economies.api.service.freshness import folded_up_to
 from miam_economies.api.service.services import Services
@@ -77,4 +78,4 @@ def test_a_reader_that_waits_is_not_put_off(tmp_path: Path) -> None:
         started = time.monotonic()
         assert asyncio.run(folded_up_to(s, head, timeout=10))
         assert time.monotonic() - started < MAX_DEFER  # not the deferral's bound
-        assert s.bilan()["provenance"]["position"] == head
+        assert bilan_answer(s.bilan())["provenance"]["position"] == head

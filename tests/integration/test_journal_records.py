@@ -4,6 +4,7 @@ and a ``\\r\\n`` ending is a record's end like ``\\n``."""
 
 from __future__ import annotations
 
+from miam_economies.api.service.answers import bilan_answer
 from miam_economies.api.service.services import Services
 from miam_economies.domain.acceptance import accept_batch
 from tests.integration.test_journal_rotation import delegation
@@ -20,7 +21,7 @@ class JournalRecordsContract:
             b'{"demande_id": "dem-cr",\r "preset": "rapide"}\n'
             b'{"demande_id": "dem-crlf", "preset": "precis"}\r\n')
         services.runner.catch_up()
-        bilan = services.bilan("preset")
+        bilan = bilan_answer(services.bilan("preset"))
         assert bilan["provenance"]["journal"] == {"lignes": 2, "malformees": 0,
                                                   "sans_demande": 0, "valeurs_ecartees": 0}
         assert bilan["groupes"]["rapide"]["claude-code"]["evites"] == 7

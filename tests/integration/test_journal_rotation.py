@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from miam_economies.api.service.answers import bilan_answer
 from miam_economies.api.service.services import Services
 from miam_economies.domain.acceptance import accept_batch
 from tests.conftest import EXAMPLE_BATCH
@@ -40,13 +41,14 @@ def start(services: Services) -> Path:
     journal.write_text(lines(OLD, "ancien"))
     services.runner.catch_up()
     assert 900 < journal.stat().st_size < len(lines(NEW, "nouveau"))
-    assert services.bilan("preset")["groupes"]["ancien"]["claude-code"]["evites"] == 100 * len(OLD)
+    groupes = bilan_answer(services.bilan("preset"))["groupes"]
+    assert groupes["ancien"]["claude-code"]["evites"] == 100 * len(OLD)
     return journal
 
 
 def assert_new_lines_joined(services: Services) -> None:
     services.runner.catch_up()
-    bilan = services.bilan("preset")
+    bilan = bilan_answer(services.bilan("preset"))
     groupes = bilan["groupes"]
     assert groupes["nouveau"]["claude-code"]["evites"] == 10 * len(NEW)
     # The first line of a demande wins: the old ones keep their group.
@@ -83,11 +85,11 @@ class JournalRotationContract:
         with journal.open("a") as f:
             f.write(lines(NEW[:3], "nouveau"))
         services.runner.catch_up()
-        journal_state = services.bilan()["provenance"]["journal"]
+        journal_state = bilan_answer(services.bilan())["provenance"]["journal"]
         assert journal_state["lignes"] == len(OLD) + 3  # each line read once
         os.utime(journal)  # touched, not changed: still nothing to read again
         services.runner.catch_up()
-        assert services.bilan()["provenance"]["journal"]["lignes"] == len(OLD) + 3
+        assert bilan_answer(services.bilan())["provenance"]["journal"]["lignes"] == len(OLD) + 3
 
 
 class TestJournalRotationSQLite(JournalRotationContract):

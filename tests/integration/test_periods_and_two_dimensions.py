@@ -17,6 +17,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from miam_economies.api.service.answers import bilan_answer
 from miam_economies.api.service.bootstrap import open_services
 from miam_economies.api.service.replay import replay
 from miam_economies.api.service.services import Services
@@ -133,7 +134,7 @@ def marginal(groupes: dict[str, Any], keep_outer: bool) -> dict[tuple[str, str],
 
 
 def bilan(services: Services, par: str, puis: str | None = None, **bounds: str) -> Any:
-    answer = services.bilan(par, puis=puis, **bounds)
+    answer = bilan_answer(services.bilan(par, puis=puis, **bounds))
     assert answer["par"] == par and answer.get("puis") == puis
     return answer["groupes"]
 
@@ -187,7 +188,7 @@ class TestSqlite:
         # corpus's figures exactly as the plugin sent them).
         replay(data, "v1-serveur")
         with open_services(data, run_projections=False) as services:
-            assert services.bilan()["formule"] == "v1-serveur"
+            assert bilan_answer(services.bilan())["formule"] == "v1-serveur"
             self.check_all(services, events, journal[::2] + journal[1::2])
 
     def test_two_dimensions_conserve_the_one_dimension_figures(self, data: Settings) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from miam_economies.api.service.answers import bilan_answer, classement_answer
 from miam_economies.api.service.services import Services
 from miam_economies.domain.acceptance import accept_batch
 from tests.conftest import EXAMPLE_BATCH
@@ -45,12 +46,12 @@ class RepeatedDemandeContract:
             assert first["pilotage"] == {"part": 501, "pilotages": 1}
             assert second["pilotage"] == {"part": 500, "pilotages": 1}
             assert first["net"] == 4900 - 501
-        bilan = services.bilan("demande")
+        bilan = bilan_answer(services.bilan("demande"))
         assert sum(g["claude-code"]["pilotage"] for g in bilan["groupes"].values()) == 2002
         assert bilan["total"]["pilotage"] == 2002
         # The classement's samples are the demandes' figures: 4 demandes, net 4 x 4900 -
         # 2002, and the squares of each demande's net.
-        (groupe,) = services.classement("client", minimum=1)["groupes"]
+        (groupe,) = classement_answer(services.classement("client", minimum=1))["groupes"]
         assert (groupe["demandes"], groupe["net"]) == (4, 4 * 4900 - 2002)
         assert groupe["net_par_demande"] == (4 * 4900 - 2002) / 4
 

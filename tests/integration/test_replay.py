@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from miam_economies.api.service.answers import bilan_answer
 from miam_economies.api.service.bootstrap import open_services
 from miam_economies.api.service.replay import compare, list_anomalies, replay
 from miam_economies.api.service.settings import Settings
@@ -55,7 +56,7 @@ def read(settings: Settings, par: str | None = None) -> dict[str, Any]:
     # As MIAM reads: no zone of its own, the active projection's.
     with open_services(replace(settings, fuseau=None), run_projections=False) as services:
         services.runner.catch_up()
-        return services.bilan(par)
+        return bilan_answer(services.bilan(par))
 
 
 def test_replay_under_v1_reproduces_the_live_bilan_exactly(tmp_path: Path) -> None:

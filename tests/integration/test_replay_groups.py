@@ -10,6 +10,7 @@ from collections import defaultdict
 from dataclasses import replace
 from typing import Any
 
+from miam_economies.api.service.answers import bilan_answer
 from miam_economies.api.service.bootstrap import open_services
 from miam_economies.api.service.replay import replay
 from miam_economies.api.service.services import Services
@@ -68,7 +69,7 @@ def served_groups(settings: Settings, champ: str) -> dict[str, dict[str, dict[st
     (without the ``(inconnu)`` rest), the four sums of each cell."""
     with open_services(replace(settings, fuseau=None), run_projections=False) as services:
         services.runner.catch_up()
-        groupes = services.bilan(champ)["groupes"]
+        groupes = bilan_answer(services.bilan(champ))["groupes"]
     return {valeur: {client: {k: cell[k] for k in FIGURES} for client, cell in cells.items()}
             for valeur, cells in groupes.items() if valeur != "(inconnu)"}
 

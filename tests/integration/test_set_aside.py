@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from miam_economies.api.service.answers import bilan_answer
 from miam_economies.api.service.bootstrap import open_services
 from miam_economies.api.service.services import Services
 from miam_economies.api.service.settings import Settings
@@ -130,7 +131,7 @@ class SetAsideContract:
         assert json.loads(done.stdout)["recus"] == 2
         with open_services(other, run_projections=False) as services:
             services.runner.catch_up()
-            assert services.bilan()["economies"]["claude-code"]["net"] == 2900
+            assert bilan_answer(services.bilan())["economies"]["claude-code"]["net"] == 2900
 
     def test_strings_at_the_edge_of_the_rule_are_folded_on_every_backend(
             self, live: LiveServer) -> None:
@@ -239,7 +240,7 @@ def test_a_page_the_view_refuses_is_folded_event_by_event_past_the_one_it_refuse
         with open_services(settings, run_projections=False) as services:
             services.store.append([EXAMPLE_CORRECTION, poison, *EXAMPLE_BATCH["evenements"]])
             services.runner.catch_up()
-            bilan = services.bilan()
+            bilan = bilan_answer(services.bilan())
             health = services.fold_health()
         assert bilan["economies"]["claude-code"]["net"] == 2410
         assert bilan["conservation"]["ecartes"] == 1 == health.ecartes

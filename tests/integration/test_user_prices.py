@@ -26,6 +26,7 @@ from typing import Any
 
 import psycopg
 
+from miam_economies.api.service.answers import bilan_answer
 from miam_economies.api.service.bootstrap import open_services
 from miam_economies.api.service.settings import Settings
 from miam_economies.domain import tarifs_v2
@@ -136,7 +137,7 @@ def served(settings: Settings) -> tuple[dict[str, Any], Any]:
     """The bilan as a restarted process serves it, caught up, and its formula."""
     with open_services(settings, run_projections=False) as services:
         services.runner.catch_up()
-        return services.bilan(), services.projection.formule
+        return bilan_answer(services.bilan()), services.projection.formule
 
 
 def figures_of(bilan: dict[str, Any]) -> dict[str, dict[str, int]]:

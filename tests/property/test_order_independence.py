@@ -19,6 +19,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from miam_economies.api.service.answers import bilan_answer, classement_answer
 from miam_economies.api.service.bootstrap import open_services
 from miam_economies.api.service.settings import Settings
 from miam_economies.domain.acceptance import accept_batch
@@ -111,14 +112,15 @@ def fold(plan: list[Arrival], backend: str = "sqlite") -> tuple[dict[str, Any], 
                 if fold_now:  # fold at arbitrary moments, not only at the end
                     services.runner.catch_up()
             services.runner.catch_up()
-            state = {par: services.bilan(par)["groupes"] for par in BREAKDOWNS}
-            bilan = services.bilan()
+            state = {par: bilan_answer(services.bilan(par))["groupes"] for par in BREAKDOWNS}
+            bilan = bilan_answer(services.bilan())
             state["economies"], state["total"] = bilan["economies"], bilan["total"]
             state["conservation"] = bilan["conservation"]
             state["demandes"] = {d: services.demande(d) for d in state["demande"]}
             # The whole classement document: groups, intervals, verdicts, paired verdicts.
             state["classements"] = {
-                f"{par} {selon} {apparier}": services.classement(par, 1, selon, apparier)
+                f"{par} {selon} {apparier}": classement_answer(
+                    services.classement(par, 1, selon, apparier))
                 for par, selon, apparier in (("preset", "taux", None),
                                              ("preset", "net", "test_id"),
                                              ("client", "net", None),

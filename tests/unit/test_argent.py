@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from miam_economies.api.service.answers import bilan_answer, en_usd, prix_answer
+from miam_economies.api.service.results import BilanLu
 from miam_economies.domain.argent import decimal_text, dollars, usd, usd_rounded
 from miam_economies.domain.events import from_payload
 from miam_economies.domain.formulas import PONDERE_V2, V1
@@ -89,7 +90,7 @@ def test_the_contract_example_under_pondere_v2_in_usd_by_hand() -> None:
 
     snapshot = BilanSnapshot("pondere-v2", 3, 3, dict(delta.clients), par="client",
                              groupes={"claude-code": {"claude-code": figures}})
-    answer = bilan_answer(snapshot, 3, 3, "2026-12-03T00:00:00Z", prix=PONDERE_V2.prix)
+    answer = bilan_answer(BilanLu(snapshot, 3, 3, "2026-12-03T00:00:00Z", prix=PONDERE_V2.prix))
     assert answer["total"]["en_usd"]["net"] == "0.017871"
     assert answer["economies"]["claude-code"]["en_usd"]["evites"] == "0.0255"
     assert answer["groupes"]["claude-code"]["claude-code"]["en_usd"]["net"] == "0.017871"
@@ -99,5 +100,5 @@ def test_the_contract_example_under_pondere_v2_in_usd_by_hand() -> None:
 def test_token_formulas_have_no_money() -> None:
     assert V1.prix is None
     snapshot = BilanSnapshot("v1", 0, 0, {})
-    answer = bilan_answer(snapshot, 0, 0, "2026-12-03T00:00:00Z")
+    answer = bilan_answer(BilanLu(snapshot, 0, 0, "2026-12-03T00:00:00Z"))
     assert "en_usd" not in answer["total"] and "prix" not in answer["provenance"]

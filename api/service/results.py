@@ -1,0 +1,139 @@
+"""The typed results of the read side (ADR-0163): what ``Services`` answers, frozen, before
+any edge turns it into a wire dict (``answers``), a CSV (``csv_answers``), a CLI table or a
+report. Every figure of one result comes from one projection taken once, read in one read
+transaction where the backend allows (``Services.lire``), so a replay's switch can never
+pair one formula's figures with another's price.
+
+The sums shown by an edge (the total of the rows shown, a day's cells, a model's row) are
+methods here, stated once: no edge re-sums a wire dict or re-parses its money.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import cast
+
+from miam_economies.domain.bilan import Figures, FiguresModele, total
+from miam_economies.domain.classement import Groupe
+from miam_economies.domain.ecarts import Comparaison
+from miam_economies.domain.formulas import Prix
+from miam_economies.projections.view import BilanSnapshot, Groupes, Groupes2
+
+
+@dataclass(frozen=True)
+class BilanLu:
+    """One bilan as read (SPEC, "Interfaces", ``GET /economies/bilan``).
+
+    ``snapshot``: the projection's figures (tokens) and breakdown, one read transaction;
+    ``tete``: the store's last notification id when read; ``stockes``: events stored up to
+    the snapshot's position, counted by the store; ``genere_le``: when, ISO 8601 UTC;
+    ``meme_source``: whether the store's event at the position is the one folded there
+    (None when unknown; ADR-0105); ``journal``: MIAM's journal as joined
+    (``BilanView.journal_state``), None without one; ``prix``: the formula's price table
+    under a weighted formula, else None (ADR-0130); ``champs``: the journal fields the
+    view has seen, when the breakdown's dimension is a journal field (ADR-0164), else
+    None; ``attente_expiree``: a wait (``?attendre=1``) or a catch-up that expired before
+    the projection caught up (ADR-0104)."""
+
+    snapshot: BilanSnapshot
+    tete: int
+    stockes: int
+    genere_le: str
+    meme_source: bool | None = True
+    journal: Mapping[str, object] | None = None
+    prix: Prix | None = None
+    champs: tuple[str, ...] | None = None
+    attente_expiree: bool = False
+
+    @property
+    def total(self) -> Figures:
+        """Every client's figures summed (tokens)."""
+        return total(self.snapshot.clients.values())
+
+    def groupes(self) -> Groupes:
+        """A one-dimension breakdown's groups, ``{key: {client: cell}}`` (empty without
+        one). Raises ``TypeError`` for a two-dimension breakdown (``puis``)."""
+        if self.snapshot.puis is not None:
+            raise TypeError("a breakdown by two dimensions: read groupes2()")
+        return cast(Groupes, self.snapshot.groupes or {})
+
+    def groupes2(self) -> Groupes2:
+        """A two-dimension breakdown's groups, ``{key of par: {key of puis: {client:
+        cell}}}``. Raises ``TypeError`` for one dimension."""
+        if self.snapshot.puis is None:
+            raise TypeError("a breakdown by one dimension: read groupes()")
+        return cast(Groupes2, self.snapshot.groupes or {})
+
+    def groupe(self, cle: str) -> Figures:
+        """The figures of group ``cle`` of a one-dimension breakdown, every client summed
+        (zero figures for a key without events; a model's cells count as pilotage)."""
+        return total(_figures(cell) for cell in self.groupes().get(cle, {}).values())
+
+    def cellule(self, cle: str, client: str) -> Figures | None:
+        """Client ``client``'s figures in group ``cle`` of a one-dimension breakdown, None
+        when it has none there (a model's cell counts as pilotage)."""
+        cell = self.groupes().get(cle, {}).get(client)
+        return None if cell is None else _figures(cell)
+
+    def groupes_sommes(self) -> dict[str, Figures]:
+        """Each group of a one-dimension breakdown, every client summed, by key."""
+        return {cle: total(_figures(cell) for cell in clients.values())
+                for cle, clients in self.groupes().items()}
+
+
+def _figures(cell: Figures | FiguresModele) -> Figures:
+    # A model's cell holds the pilotage cost of its turns (FiguresModele.cout).
+    return Figures(pilotage=cell.cout) if isinstance(cell, FiguresModele) else cell
+
+
+@dataclass(frozen=True)
+class ModeleLu:
+    """One model's row of a breakdown by ``modele``, every client summed: ``pilotage``
+    (the formula's cost, tokens), ``tours`` (pilotage turns) and ``usd`` (the model's own
+    prices, float: each client's cell rounded to the micro-dollar, then summed; None when
+    the model has no known price)."""
+
+    modele: str
+    pilotage: int
+    tours: int
+    usd: float | None
+
+
+def modeles(lu: BilanLu) -> list[ModeleLu]:
+    """The models of ``lu`` (a bilan ``par="modele"``), summed over clients, the most
+    costly first, then by name."""
+    rows = []
+    for modele, clients in lu.groupes().items():
+        cells = [cast(FiguresModele, c) for c in clients.values()]
+        prices = [c.usd(modele) for c in cells]
+        rows.append(ModeleLu(modele, sum(c.cout for c in cells), sum(c.tours for c in cells),
+                             None if any(p is None for p in prices)
+                             else round(sum(cast(list[float], prices)), 6)))
+    rows.sort(key=lambda m: (-m.pilotage, m.modele))
+    return rows
+
+
+@dataclass(frozen=True)
+class ClassementLu:
+    """One classement as read (SPEC, "Ranking presets: the classement").
+
+    ``par``, ``selon`` (``taux`` or ``net``), ``minimum`` (``min`` on the wire) and
+    ``apparier`` as asked; ``formule`` and ``position``: what the figures stand for;
+    ``groupes``: every group in the SPEC's order (``Groupe``); ``verdicts``: one per pair
+    of the first ``MAX_COMPARED`` ranked groups; ``ranked``: how many groups are ranked;
+    ``prix``: the price table under a weighted formula (ADR-0130); ``champs`` as
+    ``BilanLu``'s; ``attente_expiree`` as ``BilanLu``'s."""
+
+    par: str
+    formule: str
+    position: int
+    minimum: int
+    selon: str
+    groupes: Sequence[Groupe]
+    verdicts: Sequence[Comparaison]
+    ranked: int
+    apparier: str | None = None
+    prix: Prix | None = None
+    champs: tuple[str, ...] | None = None
+    attente_expiree: bool = False
