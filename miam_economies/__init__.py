@@ -17,6 +17,8 @@ The names a host app (MIAM) uses, importable from here (SPEC, "Installed as a li
 * ``read_classement(data, par="preset", selon=..., apparier=...)``: which preset is
   ahead, and how sure that is; it raises ``ClassementError`` (a ``ValueError``) for
   parameters the SPEC refuses (a ``par`` or ``apparier`` a model chose, say);
+* ``NotUnderstood`` (a ``ValueError``): what every read raises for a dimension that is
+  neither built in nor a field of MIAM's journal, with the nearest spelling (ADR-0164);
 * ``MiamEconomiesError``: the root of every exception raised on purpose (a refusal, a
   misconfiguration, an unavailable store: ADR-0123), to catch them all at once.
 
@@ -48,9 +50,10 @@ if TYPE_CHECKING:
     from miam_economies.api.service.settings import Settings
     from miam_economies.domain.classement import ClassementError
     from miam_economies.domain.errors import MiamEconomiesError
+    from miam_economies.domain.known_names import NotUnderstood
 
 __all__ = ["BearerAuth", "ClassementError", "EmbeddingRefused", "MiamEconomiesError",
-           "Settings", "economies_routes", "economies_section", "net_du_jour",
+           "NotUnderstood", "Settings", "economies_routes", "economies_section", "net_du_jour",
            "open_economies", "read_bilan", "read_classement"]
 
 _HOMES = {
@@ -58,6 +61,7 @@ _HOMES = {
     "ClassementError": "miam_economies.domain.classement",
     "EmbeddingRefused": "miam_economies.api.http.host_check",
     "MiamEconomiesError": "miam_economies.domain.errors",
+    "NotUnderstood": "miam_economies.domain.known_names",
     "economies_routes": "miam_economies.api.http.app",
     "open_economies": "miam_economies.api.http.app",
     "economies_section": "miam_economies.api.service.reading",

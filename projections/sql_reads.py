@@ -96,6 +96,19 @@ class SqlReader:
         return dict(zip(("position", "fichier", "empreinte", "lignes", "malformees",
                          "sans_demande", "valeurs_ecartees"), row, strict=True))
 
+    @staticmethod
+    def journal_fields(c: Cursor, chemin: str) -> frozenset[str]:
+        """See ``BilanView.journal_fields``: a loose index scan of
+        ``journal_valeurs_par_champ``, one seek per field (not a scan of every value: a
+        read's budget holds at a million demandes)."""
+        c.execute("WITH RECURSIVE f(champ) AS ("
+                  " SELECT MIN(champ) FROM journal_valeurs WHERE chemin = ?"
+                  " UNION ALL SELECT (SELECT MIN(champ) FROM journal_valeurs"
+                  "  WHERE chemin = ? AND champ > f.champ) FROM f"
+                  "  WHERE f.champ IS NOT NULL)"
+                  " SELECT champ FROM f WHERE champ IS NOT NULL", (chemin, chemin))
+        return frozenset(str(row[0]) for row in c.fetchall())
+
     def snapshot(self, c: Cursor, name: str, formule: str, par: str | None = None,
                  depuis: str | None = None, jusqu_au: str | None = None,
                  puis: str | None = None) -> BilanSnapshot:

@@ -243,6 +243,11 @@ class SqlBilanView(BilanView):
         with self._read() as c:
             return self.reader.journal_state(c, chemin)
 
+    def journal_fields(self, chemin: str) -> frozenset[str]:
+        """See ``BilanView.journal_fields``."""
+        with self._read() as c:
+            return self.reader.journal_fields(c, chemin)
+
     def snapshot(self, name: str, formule: str, par: str | None = None,
                  depuis: str | None = None, jusqu_au: str | None = None,
                  puis: str | None = None) -> BilanSnapshot:

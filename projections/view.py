@@ -220,6 +220,11 @@ class BilanView(TrackingRecorder, ABC):
         "sans_demande": without one, "valeurs_ecartees": values left out (ADR-0135)}``."""
 
     @abstractmethod
+    def journal_fields(self, chemin: str) -> frozenset[str]:
+        """The fields the lines of journal ``chemin`` hold (``journal_valeurs.champ``),
+        each once; empty before any line with a field is read (ADR-0164)."""
+
+    @abstractmethod
     def reading(self) -> AbstractContextManager[None]:
         """A block whose reads of this view, in this thread, share one read transaction:
         what one answer reads is one state of the view (ADR-0163)."""

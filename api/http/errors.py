@@ -23,6 +23,7 @@ from miam_economies.api.store.application import StoreUnavailable
 from miam_economies.domain.breakdowns import BoundsError
 from miam_economies.domain.classement import ClassementError
 from miam_economies.domain.errors import MiamEconomiesError
+from miam_economies.domain.known_names import NotUnderstood
 from miam_economies.domain.validation import SchemaError
 
 log = logging.getLogger(__name__)
@@ -95,6 +96,7 @@ EXCEPTION_HANDLERS: dict[Any, Any] = {
     MalformedBody: _bad_request,
     BoundsError: _bad_request,  # GET /economies/bilan, /economies/rapport
     ClassementError: _bad_request,  # GET /economies/classement
+    NotUnderstood: _bad_request,  # a typo on a read: a dimension or a parameter (0164)
     SlowBody: _slow,
     SchemaError: _schema,
     StoreUnavailable: _unavailable,

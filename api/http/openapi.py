@@ -134,6 +134,14 @@ def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
     return {"description": description, "content": {"application/json": {"schema": schema}}}
 
 
+WAIT = {"type": "string", "enum": ["1", "true"]}
+"""``attendre``: any other value is a 400 (ADR-0164)."""
+
+UNKNOWN = ("a query parameter this route does not read, or given twice (the message names "
+           "it and the nearest spelling: ADR-0164)")
+"""What every read route refuses."""
+
+
 def _error(description: str) -> dict[str, Any]:
     return _json({"$ref": "#/components/schemas/Erreur"}, description)
 
@@ -163,6 +171,10 @@ def openapi_document() -> dict[str, Any]:
             "position": {"type": "integer", "minimum": 0},
             "par": {"type": "string"},
             "puis": {"type": "string"},
+            "champ_vu": {"type": "boolean", "enum": [False],
+                         "description": "par or puis names a journal field while no "
+                                        "journal line with a field was read: it cannot "
+                                        "be known yet (ADR-0164)"},
             # {key: {client: figures}}, or with puis {key: {key of puis: {client: ...}}}.
             "groupes": {"type": "object", "additionalProperties": {
                 "type": "object", "additionalProperties": {"anyOf": [
@@ -248,28 +260,30 @@ def openapi_document() -> dict[str, Any]:
                                     "(ADR-0133)"},
                     {"name": "depuis", "in": "query", "schema": day},
                     {"name": "jusqu_au", "in": "query", "schema": day},
-                    {"name": "attendre", "in": "query",
-                     "schema": {"type": "string", "enum": ["1"]}},
+                    {"name": "attendre", "in": "query", "schema": WAIT},
                 ],
                 "responses": {"200": _json({"$ref": "#/components/schemas/Bilan"}, "Bilan"),
-                              "400": _error("Bad day bounds or dimensions"),
+                              "400": _error("Bad day bounds or dimensions; a dimension "
+                                            "neither built in nor a field of MIAM's "
+                                            "journal; " + UNKNOWN),
                               **auth_errors},
             })},
             "/economies/demandes/{demande_id}": {"get": {
                 "summary": "One demande's figures",
                 "parameters": [{"name": "demande_id", "in": "path", "required": True,
                                 "schema": {"type": "string", "minLength": 1}},
-                               {"name": "attendre", "in": "query",
-                                "schema": {"type": "string", "enum": ["1"]}}],
+                               {"name": "attendre", "in": "query", "schema": WAIT}],
                 "responses": {"200": _json({"$ref": "#/components/schemas/Demande"},
                                            "The demande"),
+                              "400": _error(UNKNOWN),
                               "404": _error("Never seen"), **auth_errors},
             }},
             "/economies/classement": {"get": _with_csv(classement_path(auth_errors))},
             "/openapi.json": {"get": {
                 "summary": "This document, without auth", "security": [],
                 "responses": {"200": _json({"type": "object", "required": ["openapi"]},
-                                           "OpenAPI 3.0 document")},
+                                           "OpenAPI 3.0 document"),
+                              "400": _error(UNKNOWN)},
             }},
             "/economies/rapport": {"get": {
                 "summary": "The report: one self-contained HTML page with its charts",
@@ -278,7 +292,7 @@ def openapi_document() -> dict[str, Any]:
                 "responses": {"200": {"description": "The page (no network needed)",
                                       "content": {"text/html": {"schema": {
                                           "type": "string"}}}},
-                              "400": _error("Bad day bounds"),
+                              "400": _error("Bad day bounds; " + UNKNOWN),
                               "501": _error("Installed without the report extra (pygal, "
                                             "Jinja2): the message names it"),
                               **auth_errors},
@@ -299,6 +313,7 @@ def openapi_document() -> dict[str, Any]:
                                                            "minimum": 0},
                                                 "ecartes": {"type": "integer",
                                                             "minimum": 0}}}, "Healthy"),
+                              "400": _error(UNKNOWN),
                               "503": _error("The projection is failing; or events wait and "
                                             "the fold has not advanced for "
                                             "--fold-stall-after seconds (then with tete, "
@@ -312,7 +327,7 @@ def openapi_document() -> dict[str, Any]:
                 "responses": {"200": {"description": "Prometheus text exposition 0.0.4",
                                       "content": {"text/plain": {"schema": {
                                           "type": "string"}}}},
-                              **auth_errors},
+                              "400": _error(UNKNOWN), **auth_errors},
             }},
         },
     }

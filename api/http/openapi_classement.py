@@ -57,6 +57,9 @@ def classement_schema() -> dict[str, Any]:
             "min": {"type": "integer", "minimum": 1},
             "critere": {"type": "string", "enum": sorted(CRITERES.values())},
             "apparier": {"type": "string"},
+            "champ_vu": {"type": "boolean", "enum": [False],
+                         "description": "par or apparier names a journal field while no "
+                                        "journal line with a field was read (ADR-0164)"},
             "groupes": {"type": "array", "items": groupe},
             "comparaisons": {"type": "array", "items": comparaison},
             "attente_expiree": {"type": "boolean"},
@@ -88,12 +91,15 @@ def classement_path(auth_errors: dict[str, Any]) -> dict[str, Any]:
             {"name": "apparier", "in": "query", "schema": task,
              "description": "The journal field of a task (test_id...): each pair is "
                             "compared on the tasks both ran; it must differ from par"},
-            {"name": "attendre", "in": "query", "schema": {"type": "string", "enum": ["1"]}},
+            {"name": "attendre", "in": "query",
+             "schema": {"type": "string", "enum": ["1", "true"]}},
         ],
         "responses": {
             "200": answer({"$ref": "#/components/schemas/Classement"}, "Classement"),
             "400": answer({"$ref": "#/components/schemas/Erreur"},
                           "par is jour, modele or demande; selon is not taux or net; min "
-                          "is not an integer >= 1; apparier names par or no journal field"),
+                          "is not an integer >= 1; apparier names par; par or apparier is "
+                          "no field of MIAM's journal; a query parameter this route does "
+                          "not read, or given twice (ADR-0164)"),
             **auth_errors},
     }

@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
@@ -29,6 +30,7 @@ from miam_economies.api.store.application import Appended
 from miam_economies.domain.acceptance import accept_batch
 from miam_economies.domain.breakdowns import check_bounds
 from miam_economies.domain.classement import DEFAULT_MIN, SELON, check_parametres, parse_min
+from miam_economies.domain.known_names import check_once, check_parameters, wait_asked
 
 STATE = "economies"
 """Key of the ``Services`` in the lifespan state (``request.state.economies``)."""
@@ -88,6 +90,23 @@ async def post_economies(request: Request) -> JSONResponse:
     return JSONResponse(answer)
 
 
+BILAN_QUERY = ("par", "puis", "depuis", "jusqu_au", "attendre", "format")
+CLASSEMENT_QUERY = ("par", "selon", "min", "apparier", "attendre", "format")
+DEMANDE_QUERY = ("attendre",)
+RAPPORT_QUERY = ("depuis", "jusqu_au")
+"""The query parameters each read route reads; any other is refused (ADR-0164)."""
+
+
+def _query(request: Request, known: tuple[str, ...]) -> QueryParams:
+    """The request's query, once each of its parameters is one of ``known`` and given
+    once; else ``NotUnderstood`` (a 400 naming it and the nearest spelling, before
+    anything is read: ``jusqu-au=`` returned the whole history, in silence; ADR-0164)."""
+    names = [name for name, _ in request.query_params.multi_items()]
+    check_once(names)
+    check_parameters(names, known, f"{request.method} {request.url.path}")
+    return request.query_params
+
+
 async def get_bilan(request: Request) -> Response:
     """The bilan snapshot; ``?par=`` adds a breakdown (``client``, ``jour``, ``semaine``,
     ``mois``, ``modele``, ``demande`` or a journal field), ``?puis=`` splits each of its
@@ -96,7 +115,7 @@ async def get_bilan(request: Request) -> Response:
     (at most ``attendre_max`` s) until the projection has folded every event stored
     before this request."""
     services = _services(request)
-    query = request.query_params
+    query = _query(request, BILAN_QUERY)
     par = query.get("par") or None
     puis = query.get("puis")
     bounds = {name: query[name] for name in ("depuis", "jusqu_au") if name in query}
@@ -112,7 +131,7 @@ async def get_bilan(request: Request) -> Response:
 async def _maybe_wait(request: Request, services: Services) -> bool | None:
     # ?attendre=1: read your own writes, bounded by attendre_max (SPEC, "Interfaces").
     # None: not asked; False: the wait expired before the projection caught up.
-    if request.query_params.get("attendre") != "1":
+    if not wait_asked(request.query_params.get("attendre")):  # else NotUnderstood: 400
         return None
     head = await run_in_threadpool(services.store.head)
     return await folded_up_to(services, head, services.settings.attendre_max)
@@ -122,6 +141,7 @@ async def get_demande(request: Request) -> JSONResponse:
     """One demande's figures (SPEC, ``GET /economies/demandes/{id}``); 404 if never seen.
     ``?attendre=1`` as for the bilan."""
     services = _services(request)
+    _query(request, DEMANDE_QUERY)
     await _maybe_wait(request, services)
     demande_id = request.path_params["demande_id"]
     found = await run_in_threadpool(services.demande, demande_id)
@@ -137,7 +157,7 @@ async def get_classement(request: Request) -> Response:
     field of a task: paired comparisons), ``?attendre=1`` as for the bilan. 400 naming
     the parameter the SPEC refuses, before anything is read."""
     services = _services(request)
-    query = request.query_params
+    query = _query(request, CLASSEMENT_QUERY)
     par = query.get("par", "")
     selon = query.get("selon", SELON)
     apparier = query.get("apparier")
@@ -155,7 +175,7 @@ async def get_rapport(request: Request) -> Response:
     """The report (``api.http.report``): one self-contained HTML page; ``?depuis=`` and
     ``?jusqu_au=`` (``YYYY-MM-DD``, inclusive) bound its period (400 when unsound)."""
     services = _services(request)
-    query = request.query_params
+    query = _query(request, RAPPORT_QUERY)
     bounds = {name: query[name] for name in ("depuis", "jusqu_au") if name in query}
     check_bounds("jour", bounds.get("depuis"), bounds.get("jusqu_au"))  # BoundsError: 400
     page = await run_in_threadpool(render_report, services, **bounds)
@@ -171,6 +191,7 @@ async def healthz(request: Request) -> JSONResponse:
     ``"arrete_depuis"`` in seconds: ADR-0136), or when the store cannot be read within
     the lock timeout plus ``bounded.READ_MARGIN`` (ADR-0152)."""
     services = _services(request)
+    _query(request, ())
     if services.folding_failed:
         return error_response(503, "the projection runner is failing; see the server log")
     health = await within_lock_timeout(services, services.fold_health)  # ADR-0152
@@ -191,6 +212,7 @@ async def get_metrics(request: Request) -> Response:
     """The metrics in Prometheus text format (``api.http.metrics.Metrics``); behind the
     bearer token unless ``Settings.metrics_public``."""
     services = _services(request)  # open, or NotOpen
+    _query(request, ())
     metrics: Metrics = getattr(request.state, METRICS_STATE)
     body = await within_lock_timeout(services, metrics.exposition)  # ADR-0152
     return Response(body, media_type=CONTENT_TYPE_PLAIN_0_0_4)
@@ -198,4 +220,5 @@ async def get_metrics(request: Request) -> Response:
 
 async def get_openapi(request: Request) -> JSONResponse:
     """The OpenAPI 3.0 document of these routes (``api.http.openapi``), without auth."""
+    _query(request, ())
     return JSONResponse(openapi_document())

@@ -76,7 +76,8 @@ def groupes_answer(groupes: Groupes | Groupes2, prix: Prix | None = None,
 def bilan_answer(lu: BilanLu) -> dict[str, Any]:
     """The bilan's wire shape (SPEC, "Interfaces") of ``lu``: ``economies`` (clients sorted
     by name), ``total``, ``formule``, ``position``, ``provenance``, ``conservation``, and
-    ``par``/``groupes`` for a breakdown.
+    ``par``/``groupes`` for a breakdown (and ``"champ_vu": false`` when its journal field
+    cannot be known yet: ADR-0164).
 
     ``provenance``: the formula, position, the store's head (``tete``), events folded,
     zone, ``genere_le``, the journal's state when there is one, ``prix`` under a weighted
@@ -126,6 +127,8 @@ def bilan_answer(lu: BilanLu) -> dict[str, Any]:
         bilan["par"] = snapshot.par
         if snapshot.puis is not None:
             bilan["puis"] = snapshot.puis
+        if not lu.champ_vu:  # a journal field asked before any line with a field (0164)
+            bilan["champ_vu"] = False
         bilan["groupes"] = (None if snapshot.groupes is None
                             else groupes_answer(snapshot.groupes, prix, snapshot.puis,
                                                 snapshot.par))
@@ -186,7 +189,8 @@ def classement_answer(lu: ClassementLu) -> dict[str, Any]:
     """The classement's wire shape (SPEC, "Ranking presets: the classement") of ``lu``:
     ``{"par", "formule", "position", "min", "critere", "groupes", "comparaisons"}``, with
     ``"comparaisons_limite": MAX_COMPARED`` when more groups are ranked (only the first
-    ``MAX_COMPARED`` are compared), ``"apparier"`` when asked and ``"attente_expiree":
+    ``MAX_COMPARED`` are compared), ``"apparier"`` when asked, ``"champ_vu": false`` when
+    a journal field it names cannot be known yet (ADR-0164) and ``"attente_expiree":
     true`` when a wait expired. Under a weighted formula (``prix``) each group has its
     ``en_usd`` (``groupe_en_usd``) and the answer its ``prix`` (``prix_answer``;
     ADR-0130)."""
@@ -204,6 +208,8 @@ def classement_answer(lu: ClassementLu) -> dict[str, Any]:
         answer["comparaisons_limite"] = MAX_COMPARED
     if lu.apparier is not None:
         answer["apparier"] = lu.apparier
+    if not lu.champ_vu:  # a journal field asked before any line with a field (0164)
+        answer["champ_vu"] = False
     if lu.attente_expiree:
         answer["attente_expiree"] = True
     return answer

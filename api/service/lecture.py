@@ -6,7 +6,7 @@ turn into wire dicts, CSV, tables or a page: the bilan, one demande and the clas
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -24,6 +24,7 @@ from miam_economies.domain.classement import (
 from miam_economies.domain.comparaisons import comparaisons
 from miam_economies.domain.echantillon import Echantillon
 from miam_economies.domain.instants import iso_utc
+from miam_economies.domain.known_names import BUILT_IN, check_dimension
 from miam_economies.projections.journal import JournalFollower
 from miam_economies.projections.projection import BilanProjection
 from miam_economies.projections.view import DemandeLue
@@ -50,10 +51,13 @@ class Lecture:
         a breakdown, each group split by ``puis`` if given (ADR-0133); ``depuis`` and
         ``jusqu_au`` (``YYYY-MM-DD``, inclusive) bound the days when either is a period.
         Under a weighted formula ``prix`` is the formula's price table (ADR-0130). Raises
-        ``PersistenceError`` if a database cannot be read, and ``BoundsError`` (a
-        ``ValueError``) for unsound parameters (``domain.breakdowns.check_bounds``).
+        ``PersistenceError`` if a database cannot be read, ``BoundsError`` (a
+        ``ValueError``) for unsound parameters (``domain.breakdowns.check_bounds``), and
+        ``NotUnderstood`` for a dimension neither built in nor a field of the journal
+        (ADR-0164).
         """
         check_bounds(par, depuis, jusqu_au, puis=puis)
+        champ_vu = self.known("par", par) & self.known("puis", puis)
         projection = self.projection
         snapshot = projection.snapshot(par, depuis, jusqu_au, puis)
         head = self.store.head()
@@ -66,7 +70,7 @@ class Lecture:
         return BilanLu(snapshot, head, self.store.count_up_to(position, head),
                        iso_utc(datetime.now(UTC)), meme_source,
                        None if self.journal is None else self.journal.state(),
-                       projection.formule.prix)
+                       projection.formule.prix, champ_vu)
 
     def classement(self, par: str, minimum: int = DEFAULT_MIN, selon: str = SELON,
                    apparier: str | None = None) -> ClassementLu:
@@ -80,10 +84,13 @@ class Lecture:
 
         Read from the projection's samples and, for ``apparier``, its demandes joined with
         the journal, never from the events (ADR-0073). Raises ``ClassementError`` (a
-        ``ValueError``) for parameters the SPEC refuses, ``PersistenceError`` when a
-        database cannot be read.
+        ``ValueError``) for parameters the SPEC refuses, ``NotUnderstood`` for a ``par`` or
+        ``apparier`` that is no field of the journal (ADR-0164), ``PersistenceError``
+        when a database cannot be read.
         """
         check_parametres(par, selon, apparier, minimum)
+        champ_vu = (self.known("par", par, ("client",))
+                    & self.known("apparier", apparier, ()))
         projection = self.projection
         position, samples, tasks = projection.view.samples(
             projection.tracking_name, par, apparier)
@@ -99,7 +106,19 @@ class Lecture:
                            for cle, by_task in tasks.items()}, selon)
         return ClassementLu(par, projection.formule.name, position, minimum, selon,
                             groupes, verdicts, len(ranked), apparier,
-                            projection.formule.prix)
+                            projection.formule.prix, champ_vu)
+
+    def known(self, parametre: str, name: str | None,
+              built_in: Collection[str] = BUILT_IN) -> bool:
+        """Whether dimension ``name`` (the value of ``parametre``; None: not asked) is
+        understood: built in, or a field MIAM's journal holds (``known_names.
+        check_dimension``; ADR-0164). False when it cannot be known yet (no journal, or
+        no line with a field read). Raises ``NotUnderstood`` for a name that is neither."""
+        if name is None or name in built_in:
+            return True
+        champs = (None if self.journal is None
+                  else self.projection.view.journal_fields(self.journal.key))
+        return check_dimension(parametre, name, champs, built_in)
 
     def demande(self, demande_id: str) -> Sequence[DemandeLue]:
         """One demande's entries (SPEC, ``GET /economies/demandes/{id}``), one per client

@@ -31,9 +31,10 @@ class BilanLu:
     ``meme_source``: whether the store's event at the position is the one folded there
     (None when unknown; ADR-0105); ``journal``: MIAM's journal as joined
     (``BilanView.journal_state``), None without one; ``prix``: the formula's price table
-    under a weighted formula, else None (ADR-0130); ``champs``: the journal fields the
-    view has seen, when the breakdown's dimension is a journal field (ADR-0164), else
-    None; ``attente_expiree``: a wait (``?attendre=1``) or a catch-up that expired before
+    under a weighted formula, else None (ADR-0130); ``champ_vu``: False when ``par`` or
+    ``puis`` names a journal field while no journal line with a field has been read yet,
+    so that whether the field exists cannot be known (ADR-0164), else True;
+    ``attente_expiree``: a wait (``?attendre=1``) or a catch-up that expired before
     the projection caught up (ADR-0104)."""
 
     snapshot: BilanSnapshot
@@ -43,7 +44,7 @@ class BilanLu:
     meme_source: bool | None = True
     journal: Mapping[str, object] | None = None
     prix: Prix | None = None
-    champs: tuple[str, ...] | None = None
+    champ_vu: bool = True
     attente_expiree: bool = False
 
     @property
@@ -122,8 +123,8 @@ class ClassementLu:
     ``apparier`` as asked; ``formule`` and ``position``: what the figures stand for;
     ``groupes``: every group in the SPEC's order (``Groupe``); ``verdicts``: one per pair
     of the first ``MAX_COMPARED`` ranked groups; ``ranked``: how many groups are ranked;
-    ``prix``: the price table under a weighted formula (ADR-0130); ``champs`` as
-    ``BilanLu``'s; ``attente_expiree`` as ``BilanLu``'s."""
+    ``prix``: the price table under a weighted formula (ADR-0130); ``champ_vu`` and
+    ``attente_expiree`` as ``BilanLu``'s (for ``par`` and ``apparier``)."""
 
     par: str
     formule: str
@@ -135,5 +136,5 @@ class ClassementLu:
     ranked: int
     apparier: str | None = None
     prix: Prix | None = None
-    champs: tuple[str, ...] | None = None
+    champ_vu: bool = True
     attente_expiree: bool = False
