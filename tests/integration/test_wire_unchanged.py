@@ -1,0 +1,35 @@
+"""Issue 32, "Done when": the typed results' wire output is byte-identical to the answers
+of the release before them (commit 92db6ba, recorded by
+``tests/fixtures/answers_92db6ba/make.py``) on the fixture store, for every route and
+parameter set of the docs, as JSON and CSV, under v1 and in US dollars, apart from the
+documented additions (ADR-0163)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.fixtures.answers_92db6ba.make import HERE, answers, fixture_copy
+
+RECORDED: dict[str, Any] = json.loads((HERE / "answers.json").read_text(encoding="utf-8"))
+
+
+def test_the_fixture_covers_every_read_shape() -> None:
+    # What the recording is meant to exercise, so a remade one cannot quietly lose it.
+    assert len(RECORDED) == 2 * (2 * 17 + 2 * 5 + 4)
+    statuses = {name: a["status"] for name, a in RECORDED.items()}
+    assert statuses["v1 /economies/demandes/absente {}"] == 404
+    assert sum(status == 200 for status in statuses.values()) == len(RECORDED) - 2
+    weighted = json.loads(RECORDED['pondere-v2 /economies/bilan {"par": "preset"}']["body"])
+    assert "en_usd" in weighted["total"] and weighted["groupes"]["rapide"]
+    ranked = json.loads(RECORDED['pondere-v2 /economies/classement {"min": "3", "par": "preset", '
+                      '"selon": "net"}']["body"])
+    assert ranked["comparaisons"] and "en_usd" in ranked["groupes"][0]
+
+
+def test_today_answers_what_the_release_before_answered(tmp_path: Path) -> None:
+    today = answers({"MIAM_ECONOMIES_TZ": "Europe/Paris"}, fixture_copy(tmp_path))
+    assert sorted(today) == sorted(RECORDED)
+    differ = [name for name in RECORDED if today[name] != RECORDED[name]]
+    assert not differ, differ
