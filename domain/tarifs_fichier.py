@@ -7,22 +7,18 @@ model, whose input token is the unit of the weighted figures::
     # USD per million tokens
     reference = "claude-sonnet-4-5"
 
-    [modeles.claude-sonnet-4-5]
+    [modeles.claude-sonnet-4-5]     # and one table per model, as this one
     input = 3
     output = 15
     cache_write = 3.75
     cache_read = 0.30
 
-    [modeles."claude-opus-5"]
-    input = 5
-    output = 25
-    cache_write = 6.25
-    cache_read = 0.50
-
 Prices are integers or decimals, read exactly (``tomllib``'s ``parse_float=Decimal``, then
 ``Fraction``): ``0.30`` is 3/10, never a binary float. Model names are matched as in the
 built-in tables (``domain.catalogue``: a name, alone or followed by ``-YYYYMMDD`` or
-``-latest``); a model the file does not list weighs as the reference model.
+``-latest``); a model the file does not list weighs as the reference model. A model no
+built-in table knows is refused as a typo unless its table says ``hors_catalogue = true``
+(``domain.modeles_connus``; ADR-0162).
 
 The table is recorded in the projection as canonical JSON (``canonical``), from which any
 process rebuilds it (``from_canonical``), with the file's sha256 and name
@@ -43,6 +39,7 @@ from typing import Any, NoReturn
 
 from miam_economies.domain.catalogue import Catalogue, Tarif
 from miam_economies.domain.errors import MiamEconomiesError
+from miam_economies.domain.modeles_connus import HORS_CATALOGUE, connu, inconnu
 
 PRIX = ("input", "output", "cache_write", "cache_read")
 """The four prices of a model, USD per million tokens, in ``Tarif``'s order."""
@@ -100,8 +97,11 @@ def lire(data: bytes, fichier: str) -> TarifsFichier:
     not UTF-8 or not TOML, a top-level key other than ``CLES``, a missing or non-string
     ``reference``, no model, a model that is not a table or has an empty name, an unknown
     or missing price, a price that is not a number (a boolean, a string), not finite,
-    negative, at or above ``PLAFOND`` or with more than ``DECIMALES`` places, a reference
-    without a price row, and a reference input price of 0 (it is the unit)."""
+    negative, at or above ``PLAFOND`` or with more than ``DECIMALES`` places, a
+    ``hors_catalogue`` other than a boolean, a model the catalogue does not know without
+    ``hors_catalogue = true`` (``domain.modeles_connus``: each model in the file's order,
+    after its prices), a reference without a price row, and a reference input price of 0
+    (it is the unit)."""
     sha256 = hashlib.sha256(data).hexdigest()
     try:
         text = data.decode("utf-8")
@@ -130,7 +130,11 @@ def lire(data: bytes, fichier: str) -> TarifsFichier:
         fault(("modeles",), "must be tables of prices, `[modeles.<name>]`")
     if not modeles:
         fault(("modeles",), "no model: give at least the reference model's prices")
-    tarifs = {nom: _row(row, ("modeles", nom), fault) for nom, row in modeles.items()}
+    tarifs = {}
+    for nom, row in modeles.items():
+        tarifs[nom] = _row(row, ("modeles", nom), fault)
+        if not row.get(HORS_CATALOGUE) and not connu(nom):  # a typo, unless declared
+            fault(("modeles", nom), inconnu(nom))
     if reference not in tarifs:
         fault(("reference",), f"{reference!r} has no prices under [modeles]")
     if tarifs[reference].input == 0:
@@ -148,8 +152,12 @@ def _row(row: Any, path: tuple[str, ...], fault: Callable[[tuple[str, ...], str]
     if not isinstance(row, dict):
         fault(path, f"must be a table of prices: {', '.join(PRIX)}")
     for key in row:
-        if key not in PRIX:
-            fault((*path, key), f"unknown price: a model has {', '.join(PRIX)}")
+        if key == HORS_CATALOGUE:
+            if not isinstance(row[key], bool):
+                fault((*path, key), "must be true or false")
+        elif key not in PRIX:
+            fault((*path, key), f"unknown price: a model has {', '.join(PRIX)}; "
+                                f"{HORS_CATALOGUE} if need be")
     prices = []
     for key in PRIX:
         if key not in row:
@@ -211,15 +219,18 @@ def champ(path: tuple[str, ...]) -> str:
 
 def ligne(text: str, path: tuple[str, ...]) -> int:
     """The 1-based line of ``text`` that defines the longest prefix of key ``path`` (the
-    first such line; 1 when none does): the line of the field itself, else of its model's
-    table header, else of ``[modeles]``. ``tomllib`` gives no positions, so each table
-    header and each ``key =`` line is parsed by ``tomllib`` itself into its key path,
-    which keeps quoted and dotted keys right."""
-    best, found = 0, 1
+    first such line): the line of the field itself, else of its model's table header,
+    else of ``[modeles]``; when ``path`` itself has no line (a model written only as
+    dotted keys), the first line of a key under it; else 1. ``tomllib`` gives no
+    positions, so each table header and each ``key =`` line is parsed by ``tomllib``
+    itself into its key path, which keeps quoted and dotted keys right."""
+    best, found, under = 0, 1, 0
     for number, keys in key_lines(text):
         if best < len(keys) <= len(path) and path[:len(keys)] == keys:
             best, found = len(keys), number
-    return found
+        elif not under and keys[:len(path)] == path:
+            under = number
+    return found if best == len(path) or not under else under
 
 
 def key_lines(text: str) -> list[tuple[int, tuple[str, ...]]]:

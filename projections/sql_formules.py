@@ -28,3 +28,9 @@ def recorded_formula(c: Cursor, nom: str) -> FormuleEnregistree | None:
     c.execute(f"SELECT {_COLUMNS} FROM bilan_formules WHERE nom = ?", (nom,))
     row = c.fetchone()
     return None if row is None else FormuleEnregistree(*(str(value) for value in row))
+
+
+def names(c: Cursor) -> list[str]:
+    """The names of every user formula recorded, sorted."""
+    c.execute("SELECT nom FROM bilan_formules ORDER BY nom")
+    return [str(row[0]) for row in c.fetchall()]

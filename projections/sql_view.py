@@ -275,3 +275,8 @@ class SqlBilanView(BilanView):
         """See ``BilanView.recorded_formula``."""
         with self._read() as c:
             return sql_formules.recorded_formula(c, nom)
+
+    def recorded_formulas(self) -> list[str]:
+        """See ``BilanView.recorded_formulas``."""
+        with self._read() as c:
+            return sql_formules.names(c)

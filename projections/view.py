@@ -274,3 +274,8 @@ class BilanView(TrackingRecorder, ABC):
     @abstractmethod
     def recorded_formula(self, nom: str) -> FormuleEnregistree | None:
         """The user formula recorded under ``nom``, or None (one read transaction)."""
+
+    @abstractmethod
+    def recorded_formulas(self) -> list[str]:
+        """The names of every user formula recorded, sorted (one read transaction): what a
+        name that is neither built in nor recorded may have meant (ADR-0162)."""

@@ -7,6 +7,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import click
 from rich import box
@@ -85,6 +86,7 @@ def replay(data: Path, database_url: str | None, formule: str, tarifs: Path | No
     if result["prix"] is not None:
         click.echo(f"{formule}: prices of {result['prix']['fichier']}, sha256 "
                    f"{result['prix']['sha256']}")
+    unpriced_warning(formule, result["non_tarifes"])
     if result["active"] == result["projection"]:
         click.echo(f"{result['projection']}: {result['evenements']:,} events folded; "
                    "it serves the bilan")
@@ -109,6 +111,8 @@ def compare(data: Path, database_url: str | None, formules: str, par: str,
     names = [name.strip() for name in formules.split(",") if name.strip()]
     with refused():
         result = compare_formulas(_store_settings(data, database_url), names, par)
+    for name, unpriced in result["non_tarifes"].items():
+        unpriced_warning(name, unpriced)
     if as_json:
         _print_json(result)
         return
@@ -128,6 +132,17 @@ def compare(data: Path, database_url: str | None, formules: str, par: str,
                           *(f"{n:,}" for n in nets),
                           *([f"{nets[-1] - nets[0]:+,}"] if len(names) > 1 else []))
     _console().print(table)
+
+
+def unpriced_warning(formule: str, unpriced: dict[str, Any] | None) -> None:
+    """One line on standard error naming the store's models that weighted formula
+    ``formule``'s table does not price (``unpriced``: the service's ``non_tarifes``),
+    whose pilotage weighs as its reference model; nothing when it prices them all or
+    weighs nothing (ADR-0162). Not an error: a table may leave out a model on purpose."""
+    if unpriced and unpriced["modeles"]:
+        click.echo(f"warning: {formule} has no prices for {', '.join(unpriced['modeles'])} "
+                   f"(models of this store): their pilotage weighs as "
+                   f"{unpriced['reference']}, the reference", err=True)
 
 
 @main.command()

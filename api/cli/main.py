@@ -1,5 +1,6 @@
 """The ``miam-economies`` command group, the options its commands share, and the helpers
-they share (progress bars, private files, usage errors, refusals, JSON output).
+they share (progress bars, usage errors, refusals, JSON output; the files they write are
+``api.cli.output_files``'s).
 
 Thin over functions: each command resolves ``Settings`` from its flags and the
 ``MIAM_ECONOMIES_*`` environment, then calls the service layer or the HTTP app.
@@ -9,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import sqlite3
 import sys
 from collections.abc import Iterator
@@ -174,30 +174,3 @@ def _where(settings: Settings) -> str:
     """Where the events are, for a message (no password)."""
     database = settings.database
     return str(database) if database.is_postgres else str(database.path)
-
-
-@contextmanager
-def _output(out: Path | None) -> Iterator[Any]:
-    """Standard output, or ``out`` written beside and renamed once complete (an
-    interrupted export never leaves a truncated file under the asked name)."""
-    if out is None:
-        yield sys.stdout
-        sys.stdout.flush()
-        return
-    partial = out.with_name(out.name + ".partiel")
-    try:
-        with _private(partial) as f:
-            yield f
-        os.replace(partial, out)
-    finally:
-        partial.unlink(missing_ok=True)
-
-
-def _private(path: Path) -> Any:
-    """``path`` opened for writing text, created (or truncated) with mode 0600: exports
-    and reports hold session ids and figures, like the data files (ADR-0010)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.fchmod(fd, 0o600)  # an existing file keeps its mode otherwise
-    return open(fd, "w", encoding="utf-8", newline="\n")  # noqa: SIM115
-
-

@@ -16,7 +16,6 @@ from miam_economies.api.cli.main import (
     _check_zone,
     _console,
     _print_json,
-    _private,
     _store_settings,
     data_option,
     fuseau_option,
@@ -25,6 +24,8 @@ from miam_economies.api.cli.main import (
     main,
     refused,
 )
+from miam_economies.api.cli.output_files import OUTPUT_FILE
+from miam_economies.api.cli.output_files import private as _private
 from miam_economies.api.http.report import drawing, render_report
 from miam_economies.api.service.bootstrap import open_services
 from miam_economies.api.service.csv_answers import bilan_csv
@@ -179,8 +180,9 @@ def _provenance_line(result: dict[str, Any]) -> str:
 @fuseau_option
 @journal_option
 @click.option("--html", "html_file", required=True, metavar="FILE",
-              type=click.Path(dir_okay=False, path_type=Path),
-              help="The HTML file to write (self-contained: no network needed).")
+              type=OUTPUT_FILE,
+              help="The HTML file to write (self-contained: no network needed); its "
+                   "folder must exist, and '-' is refused (no standard output).")
 @click.option("--depuis", metavar="YYYY-MM-DD", help="First day of the period (inclusive).")
 @click.option("--jusqu-au", "jusqu_au", metavar="YYYY-MM-DD",
               help="Last day of the period (inclusive).")

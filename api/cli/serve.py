@@ -25,6 +25,7 @@ from miam_economies.api.cli.main import (
     main,
     refused,
 )
+from miam_economies.api.cli.port_check import check_port
 from miam_economies.api.cli.projector import PROJECTOR_NICENESS, Projector
 from miam_economies.api.cli.workers import WORKER_APP, WORKER_HTTP, worker_environment
 from miam_economies.api.http.app import create_app
@@ -49,8 +50,10 @@ from miam_economies.api.service.settings import (
               "--allow-non-loopback.")
 @click.option("--allow-non-loopback", is_flag=True,
               help="Allow --host to be another interface than loopback (prints a warning).")
-@click.option("--port", default=8090, show_default=True, type=int, envvar="MIAM_ECONOMIES_PORT",
-              show_envvar=True, help="TCP port (MIAM's MCP server port).")
+@click.option("--port", default=8090, show_default=True, type=click.IntRange(0, 65535),
+              envvar="MIAM_ECONOMIES_PORT", show_envvar=True,
+              help="TCP port (MIAM's MCP server port); one another process listens on is "
+                   "refused before anything is created.")
 @click.option("--max-body", default=DEFAULT_MAX_BODY, show_default=True,
               type=click.IntRange(min=1),
               envvar="MIAM_ECONOMIES_MAX_BODY", show_envvar=True,
@@ -102,6 +105,11 @@ def serve(data: Path, database_url: str | None, fuseau: str | None, journal: Pat
         raise click.BadParameter("several workers need PostgreSQL (--database-url "
                                  "postgresql://...): on SQLite they would only queue on "
                                  "its write lock", param_hint="--workers")
+    if fuseau is not None:
+        _check_zone(fuseau)
+    # Before the token, the stores and the projector are made (ADR-0161); PortUnavailable
+    # is one line. uvicorn binds again below: a port taken in between is its error.
+    check_port(host, port, workers)
     if token is None and "MIAM_ECONOMIES_TOKEN" in os.environ:
         token = os.environ["MIAM_ECONOMIES_TOKEN"]  # set empty: click reads it as unset
     token, token_file, created = resolve_token(data, token)  # TokenRefused: one line
@@ -110,8 +118,6 @@ def serve(data: Path, database_url: str | None, fuseau: str | None, journal: Pat
         click.echo(f"bearer token: in {token_file.resolve()} ({how})", err=True)
     else:
         click.echo("bearer token: from MIAM_ECONOMIES_TOKEN", err=True)
-    if fuseau is not None:
-        _check_zone(fuseau)
     postgres = (database_url or "").startswith(("postgresql:", "postgres:"))
     settings = Settings(data=data, token=token, max_body=max_body, lock_timeout=lock_timeout,
                         fuseau=fuseau, journal=journal, body_timeout=body_timeout,

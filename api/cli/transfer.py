@@ -21,7 +21,6 @@ from rich.progress import (
 from miam_economies.api.cli.main import (
     _check_url,
     _data,
-    _output,
     _print_json,
     _progress,
     _store_settings,
@@ -29,6 +28,7 @@ from miam_economies.api.cli.main import (
     main,
     refused,
 )
+from miam_economies.api.cli.output_files import OUTPUT_FILE, writing
 from miam_economies.api.service.bootstrap import open_services, open_store
 from miam_economies.api.service.export import export_lines
 from miam_economies.api.service.importing import check_files, import_files
@@ -42,8 +42,9 @@ from miam_economies.api.store.backends import redact
 
 @main.command()
 @data_option
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
-              help="Write to FILE (replaced when complete) instead of standard output.")
+@click.option("--out", type=OUTPUT_FILE, metavar="FILE",
+              help="Write to FILE (replaced when complete) instead of standard output, "
+                   "the default ('-' is refused); its folder must exist.")
 @click.option("--conflits", is_flag=True,
               help="Also write the differing re-sent versions kept as evidence (then an "
                    "id may appear twice; import records them as conflicts again).")
@@ -54,7 +55,7 @@ def export(data: Path, database_url: str | None, out: Path | None, conflits: boo
     with closing(open_store(settings.database, read_only=True)) as store:
         columns = (TextColumn("export"), BarColumn(), MofNCompleteColumn(),
                    TextColumn("events"), TimeRemainingColumn())
-        with _progress(*columns) as bar, _output(out) as stream:
+        with _progress(*columns) as bar, writing(out) as stream:
             task = bar.add_task("export", total=store.head())
             written = 0
             for line in export_lines(store, conflits=conflits,

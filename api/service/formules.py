@@ -9,18 +9,21 @@ restarted on a projection built under one folds new events with the same prices.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import re
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from miam_economies.domain.errors import MiamEconomiesError
 from miam_economies.domain.formulas import FORMULES, Formule, pondere
+from miam_economies.domain.modeles_connus import non_tarifes
 from miam_economies.domain.tarifs_fichier import (
     FormuleEnregistree,
     TarifsFichier,
     canonical,
     from_canonical,
-    lire,
 )
 from miam_economies.projections.view import BilanView
 
@@ -53,21 +56,27 @@ def builtin_names() -> str:
 def formula_for(view: BilanView, name: str) -> Formule:
     """The formula ``name``: a built-in one, else the user formula recorded in ``view``
     (``BilanView.recorded_formula``). Raises ``UnknownFormula`` naming the built-in
-    ones, and the view's ``PersistenceError``."""
+    and the recorded ones (``unknown_formula``), and the view's ``PersistenceError``."""
     builtin = FORMULES.get(name)
     if builtin is not None:
         return builtin
     recorded = view.recorded_formula(name)
     if recorded is None:
-        raise unknown_formula(name)
+        raise unknown_formula(name, view.recorded_formulas())
     return user_formula(recorded)
 
 
-def unknown_formula(name: str) -> UnknownFormula:
-    """The ``UnknownFormula`` for ``name``, naming the built-in formulas and the way to
-    set one's own prices."""
-    return UnknownFormula(f"no formula {name!r}; built in: {builtin_names()}; or set your "
-                          f"prices: replay --formule {name} --tarifs FILE")
+def unknown_formula(name: str, recorded: Iterable[str] = ()) -> UnknownFormula:
+    """The ``UnknownFormula`` for ``name``: the nearest name of the built-in formulas and
+    of the ``recorded`` ones (users' formulas, from price files) if one is close
+    (``difflib``), the built-in names, the recorded ones, and the way to set one's own
+    prices (issue 32, point 1)."""
+    recorded = sorted(recorded)
+    nearest = difflib.get_close_matches(name, [*sorted(FORMULES), *recorded], 1, 0.6)
+    meant = f" (did you mean {nearest[0]}?)" if nearest else ""
+    yours = f"; recorded from price files: {', '.join(recorded)}" if recorded else ""
+    return UnknownFormula(f"no formula {name!r}{meant}; built in: {builtin_names()}{yours}; "
+                          f"or set your prices: replay --formule {name} --tarifs FILE")
 
 
 @functools.lru_cache(maxsize=64)
@@ -95,15 +104,13 @@ def check_user_name(name: str) -> None:
             "starting with a letter or digit")
 
 
-def read_price_file(path: Path) -> TarifsFichier:
-    """The price file at ``path``, read and checked (``domain.tarifs_fichier.lire``).
-    Raises ``PriceFileUnreadable`` and ``TarifsError``."""
+def price_file_bytes(path: Path) -> bytes:
+    """The bytes of the price file at ``path``. Raises ``PriceFileUnreadable``."""
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
     except OSError as exc:
         raise PriceFileUnreadable(
             f"{path}: the price file cannot be read: {exc.strerror or exc}") from None
-    return lire(data, path.name)
 
 
 def to_record(name: str, tarifs: TarifsFichier, enregistre_le: str) -> FormuleEnregistree:
@@ -121,3 +128,16 @@ def check_same_file(recorded: FormuleEnregistree, sha256: str, fichier: str) -> 
             f"{recorded.sha256[:12]}..., {recorded.enregistre_le}), not from this "
             f"{fichier} (sha256 {sha256[:12]}...): a formula's name is its version; "
             "give the new prices a new name")
+
+
+def unpriced(formula: Formule, modeles: Iterable[str] | None) -> dict[str, Any] | None:
+    """``{"modeles": [names], "reference": name}``: the models of ``modeles`` (the
+    store's, as events name them) that ``formula``'s price table does not price, sorted,
+    so that their pilotage weighs as its ``reference`` model
+    (``domain.modeles_connus.non_tarifes``; ADR-0162); None for a formula of token
+    counts, which prices nothing."""
+    if formula.prix is None:
+        return None
+    catalogue = formula.prix.catalogue
+    return {"modeles": non_tarifes(catalogue, modeles or ()),
+            "reference": catalogue.reference}

@@ -11,6 +11,7 @@ name, with the file's checksum, before the replay starts (ADR-0131).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import replace
@@ -27,9 +28,10 @@ from miam_economies.api.service.formules import (
     UnknownFormula,
     check_same_file,
     check_user_name,
-    read_price_file,
+    price_file_bytes,
     to_record,
     unknown_formula,
+    unpriced,
     user_formula,
 )
 from miam_economies.api.service.serving import REPLAY_PAGE, REPLAY_READ, build_projection
@@ -40,7 +42,7 @@ from miam_economies.domain.errors import MiamEconomiesError
 from miam_economies.domain.events import ConflitRecu
 from miam_economies.domain.formulas import FORMULES, Formule
 from miam_economies.domain.instants import iso_utc
-from miam_economies.domain.tarifs_fichier import FormuleEnregistree
+from miam_economies.domain.tarifs_fichier import FormuleEnregistree, lire
 from miam_economies.projections.delta import PageDelta
 from miam_economies.projections.projection import projection_name
 from miam_economies.projections.sql_view import SqlBilanView
@@ -58,15 +60,21 @@ def replay_formula(settings: Settings, formule: str, tarifs: Path | None = None
     """The formula a replay under ``formule`` folds with, and what to record first (None
     when nothing is to be recorded), checked against the view opened read-only: nothing
     is written. Without ``tarifs``, a built-in formula or a recorded user formula. With
-    ``tarifs`` (a price file), the file is read and checked first, then the name: not a
-    built-in one (``check_user_name``), and, if recorded, recorded from a file of the same
-    checksum (then the replay resumes); ADR-0131. Raises ``UnknownFormula``,
+    ``tarifs`` (a price file): the file recorded under that name (its checksum) is the
+    recorded formula, as recorded; another is read and checked, then the name: not a
+    built-in one (``check_user_name``), and not recorded from another file; ADR-0131,
+    ADR-0162. Raises ``UnknownFormula``,
     ``FormulaRefused``, ``TarifsError``, ``PriceFileUnreadable``, ``PersistenceError``."""
     if tarifs is None:
         return _named_formula(settings, formule), None
-    prix = read_price_file(tarifs)
-    check_user_name(formule)
+    data = price_file_bytes(tarifs)
     recorded = _recorded(settings, formule)
+    if recorded is not None and recorded.sha256 == hashlib.sha256(data).hexdigest():
+        # The file recorded, again: its table is the formula, as recorded, even if a rule
+        # added since would refuse the file (ADR-0162's unknown models).
+        return user_formula(recorded), None
+    prix = lire(data, tarifs.name)
+    check_user_name(formule)
     if recorded is not None:
         check_same_file(recorded, prix.sha256, prix.fichier)
         return user_formula(recorded), None
@@ -105,14 +113,28 @@ def _recorded(settings: Settings, name: str) -> FormuleEnregistree | None:
 
 def _named_formula(settings: Settings, name: str) -> Formule:
     """Formula ``name``: built in, or a user formula recorded in the view (read-only).
-    Raises ``UnknownFormula``."""
+    Raises ``UnknownFormula``, naming the recorded ones too."""
     builtin = FORMULES.get(name)
     if builtin is not None:
         return builtin
     recorded = _recorded(settings, name)
     if recorded is None:
-        raise unknown_formula(name)
+        raise unknown_formula(name, _recorded_names(settings))
     return user_formula(recorded)
+
+
+def _recorded_names(settings: Settings) -> list[str]:
+    """The user formulas' names the view records, read-only; none when the view, or its
+    registry (a view from before ADR-0131), is not there yet."""
+    with _existing_view(settings) as view:
+        if view is None:
+            return []
+        try:
+            return view.recorded_formulas()
+        except PersistenceError as exc:
+            if "bilan_formules" in str(exc):
+                return []
+            raise
 
 
 class ReplayRefused(MiamEconomiesError, ValueError):
@@ -134,7 +156,10 @@ def replay(settings: Settings, formule: str, fuseau: str | None = None,
 
     An existing projection of that name resumes from its position, unless
     ``reconstruire`` (then it is rebuilt from the first event; not for the active one).
-    ``page_size``: events folded per view transaction (ADR-0011).
+    ``page_size``: events folded per view transaction (ADR-0011). ``non_tarifes``:
+    ``{"modeles", "reference"}``, the store's models (those of its pilotages) the
+    formula's table does not price, which weigh as its reference model (ADR-0162); None
+    under a formula of token counts.
     Raises ``UnknownFormula``, ``FormulaRefused``, ``TarifsError``,
     ``PriceFileUnreadable``, ``ReplayRefused``, ``ZoneInfoNotFoundError`` or
     ``ValueError`` for a bad zone, ``ProjectionMismatch``, and ``PersistenceError``.
@@ -168,7 +193,9 @@ def replay(settings: Settings, formule: str, fuseau: str | None = None,
         return {"projection": name, "evenements": projection.snapshot().evenements,
                 "active": name if switched else view.active(),
                 "prix": ({"fichier": prix.fichier, "sha256": prix.sha256}
-                         if prix is not None and prix.sha256 is not None else None)}
+                         if prix is not None and prix.sha256 is not None else None),
+                "non_tarifes": unpriced(formula, view.snapshot(name, formula.name,
+                                                                par="modele").groupes)}
 
 
 def _following(settings: Settings) -> Settings:
@@ -192,10 +219,13 @@ def _active_zone(settings: Settings) -> str:
 
 def compare(settings: Settings, formules: list[str], par: str = "client") -> dict[str, Any]:
     """Fold the whole store in memory under each of ``formules`` and return their figures
-    side by side: ``{"par", "fuseau", "groupes": {key: {client: {formule: figures}}}}``
-    for ``par`` in ``client``, ``jour``, ``modele``, days cut in the active projection's
-    zone. A formula is built in or a user's recorded by ``replay --tarifs``, read from the
-    view (ADR-0131). A dry run: it opens the store and the view read-only and writes
+    side by side: ``{"par", "fuseau", "formules", "groupes": {key: {client: {formule:
+    figures}}}, "non_tarifes": {formule: {"modeles", "reference"}}}`` for ``par`` in
+    ``client``, ``jour``, ``modele``, days cut in the active projection's zone;
+    ``non_tarifes`` gives, for each weighted formula, the store's models its table does
+    not price and the reference they weigh as (ADR-0162). A formula
+    is built in or a user's recorded by ``replay --tarifs``, read from the view
+    (ADR-0131). A dry run: it opens the store and the view read-only and writes
     nothing anywhere.
 
     Raises ``UnknownFormula`` and ``ValueError`` for another ``par``.
@@ -232,8 +262,11 @@ def compare(settings: Settings, formules: list[str], par: str = "client") -> dic
             cells = {(m, c): f.as_dict(m) for (m, c), f in by_model.items()}
         for (key, client), figures in cells.items():
             groupes.setdefault(key, {}).setdefault(client, {})[formula.name] = figures
+    modeles = {m for _, m, _ in deltas[0].modeles}  # the same events in every delta
     return {"par": par, "fuseau": str(zone), "formules": [f.name for f in formulas],
-            "groupes": {k: groupes[k] for k in sorted(groupes)}}
+            "groupes": {k: groupes[k] for k in sorted(groupes)},
+            "non_tarifes": {f.name: unpriced(f, modeles) for f in formulas
+                            if f.prix is not None}}
 
 
 def list_anomalies(settings: Settings) -> Iterator[dict[str, Any]]:

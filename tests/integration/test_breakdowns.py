@@ -144,7 +144,7 @@ def test_serve_refuses_a_zone_other_than_the_projections(tmp_path: Path) -> None
     with open_services(settings, run_projections=False):
         pass
     done = subprocess.run([str(SCRIPT), "serve", "--data", str(settings.data), "--fuseau",
-                           "UTC", "--port", "1"], capture_output=True, text=True,
+                           "UTC", "--port", "0"], capture_output=True, text=True,
                           env={"MIAM_ECONOMIES_TOKEN": TOKEN, "PATH": ""}, timeout=30)
     assert done.returncode != 0
     assert "Asia/Tokyo" in done.stderr

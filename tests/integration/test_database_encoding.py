@@ -66,7 +66,7 @@ def test_a_database_not_utf8_is_refused_by_commands_and_hosts(tmp_path: Path,
         name = url.rsplit("/", 1)[1]
         env = {**os.environ, "MIAM_ECONOMIES_TOKEN": TOKEN,
                "MIAM_ECONOMIES_DATABASE_URL": url}
-        for command in (["serve", "--port", "1"], ["project"], ["bilan"]):
+        for command in (["serve", "--port", "0"], ["project"], ["bilan"]):
             run = subprocess.run([str(SCRIPT), *command, "--data", str(tmp_path / "data")],
                                  env=env, capture_output=True, text=True, timeout=60)
             assert run.returncode == 1, (command, run.stderr)

@@ -107,7 +107,7 @@ def test_serve_on_a_data_directory_it_cannot_make_says_so_in_one_line(tmp_path: 
     blocker.write_text("")
     env = {k: v for k, v in os.environ.items() if k != "MIAM_ECONOMIES_TOKEN"}
     done = subprocess.run([str(SCRIPT), "serve", "--data", str(blocker / "data"),
-                           "--port", "1"], capture_output=True, text=True, env=env,
+                           "--port", "0"], capture_output=True, text=True, env=env,
                           timeout=60)
     assert done.returncode != 0
     assert "Traceback" not in done.stderr

@@ -20,7 +20,7 @@ SECRET = "s3cret-token-that-must-not-leak"
 
 def test_another_interface_than_loopback_needs_an_explicit_flag(tmp_path: Path) -> None:
     refused = subprocess.run([str(SCRIPT), "serve", "--data", str(tmp_path), "--host",
-                              "0.0.0.0", "--port", "1"], capture_output=True, text=True,
+                              "0.0.0.0", "--port", "0"], capture_output=True, text=True,
                              env={**os.environ, "MIAM_ECONOMIES_TOKEN": SECRET}, timeout=30)
     assert refused.returncode == 2
     assert "--allow-non-loopback" in refused.stderr

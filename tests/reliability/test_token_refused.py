@@ -64,7 +64,7 @@ def test_serve_refuses_a_blank_token_in_one_line(tmp_path: Path, where: str,
         (data / "token").write_text(value, encoding="utf-8")
     else:
         env["MIAM_ECONOMIES_TOKEN"] = value
-    started = subprocess.run([str(SCRIPT), "serve", "--data", str(data), "--port", "1"],
+    started = subprocess.run([str(SCRIPT), "serve", "--data", str(data), "--port", "0"],
                              env=env, capture_output=True, text=True, timeout=60)
     assert started.returncode == 1, started
     lines = started.stderr.splitlines()

@@ -167,11 +167,21 @@ input = 1
     assert ligne(text, ("modeles", "x.y", "output")) == 8  # missing: its header
     assert ligne(text, ("modeles", "zz", "input")) == 1  # no line of it: the first
     assert ligne('reference = "a"\n\n[modeles]\n', ("modeles", "zz")) == 3
-    # And through the reader: a missing price of the quoted model, and a bad one.
+    # A model written only as dotted keys is at its first line (ADR-0162: these three are
+    # no model of the catalogue).
+    assert ligne(text, ("modeles", "claude-3.5")) == 2
     error = refused(text)
-    assert (error.ligne, error.champ) == (8, 'modeles."x.y".output')
-    error = refused(text.replace("cache_write = 3.75", "cache_write = -3.75"))
-    assert (error.ligne, error.champ) == (4, 'modeles."claude-3.5".cache_write')
+    assert (error.ligne, error.champ) == (2, 'modeles."claude-3.5"')
+    assert "unknown model" in error.probleme
+    # And through the reader, the three declared outside the catalogue (a line more above
+    # the text): a missing price of the quoted model, and a bad one.
+    declared = ('modeles."claude-3.5".hors_catalogue = true\n'
+                + text.replace("{ input = 1,", "{ hors_catalogue = true, input = 1,")
+                + "hors_catalogue = true\n")
+    error = refused(declared)
+    assert (error.ligne, error.champ) == (9, 'modeles."x.y".output')
+    error = refused(declared.replace("cache_write = 3.75", "cache_write = -3.75"))
+    assert (error.ligne, error.champ) == (5, 'modeles."claude-3.5".cache_write')
 
 
 def test_a_field_is_named_as_toml_writes_it() -> None:
