@@ -36,7 +36,7 @@ $(STAMP): pyproject.toml $(LOCK)
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
-# The service alone, for `make run`: no test tool (a third of the packages, a seventh of
+# The service alone, for `make run`: no test tool (a third of the packages, a tenth of
 # the size). In a .venv that already has the full install, pip finds everything there.
 # --no-compile: the server imports a fraction of what pip would byte-compile up front
 # (a third of this install's time); Python compiles what it imports, once.
@@ -48,12 +48,14 @@ $(RUN_STAMP): pyproject.toml $(RUN_LOCK)
 
 # Resolve pyproject.toml's ranges again into $(LOCK), keeping every pin that still fits,
 # then the service's extras alone into $(RUN_LOCK), constrained by $(LOCK) so that both
-# pin each shared package at one version (tests/unit/test_lock.py checks it). After a
-# dependency change in pyproject.toml; `make lock LOCK_ARGS=--upgrade` moves every package
-# to its newest release in range (`--upgrade-package NAME` one of them).
+# pin each shared package at one version (tests/unit/test_lock.py checks it; --upgrade:
+# $(RUN_LOCK)'s earlier pins play no part, $(LOCK) alone decides). After a dependency
+# change in pyproject.toml; `make lock LOCK_ARGS=--upgrade` moves every package to its
+# newest release in range (`--upgrade-package NAME` one of them).
 lock: $(STAMP)
 	$(COMPILE) $(EXTRAS) $(LOCK_ARGS) --output-file $(LOCK) pyproject.toml
-	$(COMPILE) $(RUN_EXTRAS) --constraint $(LOCK) --output-file $(RUN_LOCK) pyproject.toml
+	$(COMPILE) $(RUN_EXTRAS) --upgrade --constraint $(LOCK) --output-file $(RUN_LOCK) \
+	    pyproject.toml
 
 # Regenerate domain/tarifs_v2.py from the installed genai-prices catalogue (ADR-0071);
 # `make test` fails while the checked-in table differs from what this writes.

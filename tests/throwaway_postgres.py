@@ -138,27 +138,35 @@ class ThrowawayPostgres:
 
     def start(self) -> str:
         """Make the cluster, start the server, create database ``test``; its URL. Raises
-        RuntimeError, with the server's log, when it does not come up."""
+        RuntimeError, with the server's log, when it does not come up; stopped and removed
+        then, whatever went wrong."""
         self.folder = Path(tempfile.mkdtemp(prefix="miam-throwaway-pg-"))
-        data, log = self.folder / "data", self.folder / "postgres.log"
+        try:
+            self.url = self._start(self.folder)
+        except BaseException:
+            self.stop()
+            raise
+        return self.url
+
+    def _start(self, folder: Path) -> str:
+        data, log = folder / "data", folder / "postgres.log"
         as_user = self._as_user()
         # --no-sync: nothing of it needs to survive a crash of the machine.
         made = subprocess.run(
             [str(self.bindir / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust",
              "-E", "UTF8", "--no-locale", "--no-sync"],
-            cwd=self.folder, capture_output=True, text=True, **as_user)
+            cwd=folder, capture_output=True, text=True, **as_user)
         if made.returncode != 0:
-            self.stop()
             raise RuntimeError(f"initdb failed ({self.bindir}):\n{made.stdout}{made.stderr}")
         port = _free_port()
         with open(log, "ab") as out:
             self.process = subprocess.Popen(
                 [str(self.bindir / "postgres"), "-D", str(data), "-p", str(port),
                  "-c", "listen_addresses=127.0.0.1",
-                 "-c", f"unix_socket_directories={self.folder}",
+                 "-c", f"unix_socket_directories={folder}",
                  "-c", "fsync=off", "-c", "synchronous_commit=off",
                  "-c", "full_page_writes=off"],
-                cwd=self.folder, stdout=out, stderr=subprocess.STDOUT,
+                cwd=folder, stdout=out, stderr=subprocess.STDOUT,
                 # Its own session: a Ctrl-C of the run reaches pytest only, which stops
                 # it last (stop()), once the tests have dropped their databases.
                 start_new_session=True, **as_user)
@@ -167,14 +175,12 @@ class ThrowawayPostgres:
         while not answers(admin, timeout=1):
             if self.process.poll() is not None or time.monotonic() > deadline:
                 said = log.read_text(errors="replace")[-2000:]
-                self.stop()
                 raise RuntimeError(f"the throwaway PostgreSQL server ({self.bindir}) did "
                                    f"not start:\n{said}")
             time.sleep(0.1)  # the server is still starting: nothing to wait on
         with psycopg.connect(admin, autocommit=True) as db:
             db.execute("CREATE DATABASE test")
-        self.url = f"postgresql://postgres@127.0.0.1:{port}/test"
-        return self.url
+        return f"postgresql://postgres@127.0.0.1:{port}/test"
 
     def stop(self) -> None:
         """Stop the server (fast shutdown, then SIGKILL after 30 s) and remove its folder;
@@ -189,6 +195,7 @@ class ThrowawayPostgres:
         self.process = None
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
+            self.folder = None
 
 
 def choose(environ: Mapping[str, str],

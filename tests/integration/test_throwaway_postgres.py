@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -84,6 +85,17 @@ def test_no_binaries_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> No
     with pytest.raises(RuntimeError, match="no PostgreSQL server answers at .* pgserver .*"
                        "set MIAM_TEST_POSTGRES"):
         throwaway_postgres.choose({}, default=dead)
+
+
+def test_a_server_that_does_not_start_leaves_nothing_behind(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    made = tmp_path / "tmp"
+    made.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(made))
+    server = throwaway_postgres.ThrowawayPostgres(tmp_path / "no-binaries-here")
+    with pytest.raises(OSError):
+        server.start()
+    assert list(made.iterdir()) == [] and server.folder is None
 
 
 def test_the_pgserver_wheels_binaries_run_a_throwaway_server() -> None:
