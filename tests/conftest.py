@@ -4,8 +4,10 @@ per test.
 
 Backends: a test class sets ``backend = "sqlite"`` or ``"postgresql"`` (contract classes
 have one subclass per backend, ADR-0031); module-level tests run on SQLite. PostgreSQL
-tests never skip: without a server at ``MIAM_TEST_POSTGRES`` (default
-``postgresql://postgres@127.0.0.1:5432/test``) they fail.
+tests never skip: they run against ``MIAM_TEST_POSTGRES``'s server, or, that variable
+unset, the machine's at ``postgresql://postgres@127.0.0.1:5432/test`` when it answers and
+a throwaway server of the run's own otherwise (``tests/throwaway_postgres.py``,
+ADR-0160); without a server at a URL the user gave, they fail.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import pytest
 from miam_economies.api.service.bootstrap import open_services
 from miam_economies.api.service.services import Services
 from miam_economies.api.service.settings import Settings
+from tests import throwaway_postgres
 
 TOKEN = "test-token"
 EXAMPLES = Path(__file__).parents[1] / "examples"
@@ -40,8 +43,47 @@ EXAMPLE_CORRECTION: dict[str, Any] = json.loads(
 """The README's correction: the main agent edits that delegation's output (490 tokens)."""
 
 
-POSTGRES = os.environ.get("MIAM_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
-"""The PostgreSQL database the test databases are created from (and dropped through)."""
+POSTGRES = os.environ.get("MIAM_TEST_POSTGRES") or throwaway_postgres.DEFAULT
+"""The PostgreSQL database the test databases are created from (and dropped through):
+``pytest_configure`` sets it, before any test module imports it."""
+THROWAWAY_SERVER = pytest.StashKey[throwaway_postgres.ThrowawayPostgres]()
+NO_SERVER = pytest.StashKey[str]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Choose the run's PostgreSQL server once, in the controlling process, starting a
+    throwaway one when the machine has none (``throwaway_postgres.choose``); its URL goes
+    to ``MIAM_TEST_POSTGRES``, which xdist's workers, started after this, inherit."""
+    global POSTGRES
+    if hasattr(config, "workerinput"):  # an xdist worker: the controller chose
+        return
+    try:
+        POSTGRES, server = throwaway_postgres.choose(os.environ)
+    except RuntimeError as exc:
+        # The tests that need no PostgreSQL still run; those that do fail, and the run's
+        # header says why.
+        config.stash[NO_SERVER] = str(exc)
+        return
+    if server is not None:
+        config.stash[THROWAWAY_SERVER] = server
+        os.environ["MIAM_TEST_POSTGRES"] = POSTGRES
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Stop the throwaway server, if this process started one, and remove its folder."""
+    server = config.stash.get(THROWAWAY_SERVER, None)
+    if server is not None:
+        server.stop()
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    """Which PostgreSQL server the run uses, and whose."""
+    if NO_SERVER in config.stash:
+        return f"PostgreSQL: none, its tests will fail: {config.stash[NO_SERVER]}"
+    server = config.stash.get(THROWAWAY_SERVER, None)
+    if server is None:
+        return f"PostgreSQL: {POSTGRES}"
+    return f"PostgreSQL: {POSTGRES}, a throwaway server ({server.bindir}, {server.folder})"
 
 
 @contextmanager
