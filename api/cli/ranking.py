@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 from rich import box
@@ -21,16 +20,21 @@ from miam_economies.api.cli.main import (
     main,
     refused,
 )
+from miam_economies.api.service.answers import classement_answer
 from miam_economies.api.service.csv_answers import classement_csv
-from miam_economies.api.service.reading import read_classement
+from miam_economies.api.service.reading import classement_lu
+from miam_economies.api.service.results import ClassementLu
 from miam_economies.api.service.settings import Settings
 from miam_economies.domain.classement import (
     CRITERES,
     DEFAULT_MIN,
+    MAX_COMPARED,
     SELON,
     ClassementError,
+    Groupe,
     check_parametres,
 )
+from miam_economies.domain.intervalles import Intervalle
 from miam_economies.domain.verdict_words import LEVEL, lettres, phrases
 
 
@@ -75,67 +79,70 @@ def classement(data: Path, database_url: str | None, fuseau: str | None,
         click.echo(f"no event store in {data.resolve()}: nothing to rank "
                    "(pass --data or set MIAM_ECONOMIES_DATA)", err=True)
     with refused():
-        result = read_classement(data, par=par, minimum=minimum, selon=selon,
-                                 apparier=apparier, fuseau=fuseau, journal=journal,
-                                 database_url=database_url, lock_timeout=lock_timeout)
+        lu = classement_lu(data, par=par, minimum=minimum, selon=selon, apparier=apparier,
+                           fuseau=fuseau, journal=journal, database_url=database_url,
+                           lock_timeout=lock_timeout)
     if as_json:
-        _print_json(result)
+        _print_json(classement_answer(lu))
     elif as_csv:
-        print_csv(classement_csv(result))
+        print_csv(classement_csv(lu))
     else:
-        _print_table(result)
+        _print_table(lu)
 
 
-def _interval(bounds: list[float | None] | None, fmt: str, none: str = "-") -> str:
+def _interval(bounds: Intervalle | None, fmt: str, none: str = "-") -> str:
     if bounds is None:
         return "-"
     low, high = (none if b is None else f"{b:{fmt}}" for b in bounds)
     return f"[{low}, {high}]"
 
 
-def _taux_interval(g: dict[str, Any]) -> str:
-    bounds = g["intervalle_taux_reprise"]
-    if bounds is not None and g["corrections"] == 0:
+def _taux_interval(g: Groupe) -> str:
+    bounds = g.intervalle_taux_reprise
+    if bounds is not None and g.corrections == 0:
         return "no correction yet"
     return _interval(bounds, ".1%", none="?")
 
 
-def _print_table(result: dict[str, Any]) -> None:
-    paired = f", paired on {result['apparier']}" if "apparier" in result else ""
-    title = (f"classement par {result['par']} (formule {result['formule']}, position "
-             f"{result['position']:,}, min {result['min']}, by {result['critere']}{paired})")
-    ranked = [g["cle"] for g in result["groupes"] if g["rang"] is not None]
-    letters = lettres(ranked, result["comparaisons"])
+def _print_table(lu: ClassementLu) -> None:
+    critere = CRITERES[lu.selon]
+    paired = "" if lu.apparier is None else f", paired on {lu.apparier}"
+    title = (f"classement par {lu.par} (formule {lu.formule}, position "
+             f"{lu.position:,}, min {lu.minimum}, by {critere}{paired})")
+    ranked = [g.cle for g in lu.groupes if g.rang is not None]
+    # verdict_words reads the verdicts in their wire shape (Comparaison.as_dict).
+    comparaisons = [v.as_dict() for v in lu.verdicts]
+    letters = lettres(ranked, comparaisons)
     table = Table(title=title, box=box.SIMPLE_HEAD)
-    for column in ("rang", result["par"], "demandes", "taux_reprise", "95 % interval",
+    for column in ("rang", lu.par, "demandes", "taux_reprise", "95 % interval",
                    "net/demande", "95 % interval", "net", "groupe"):
-        table.add_column(column, justify="left" if column in (result["par"], "groupe")
+        table.add_column(column, justify="left" if column in (lu.par, "groupe")
                          else "right")
-    for g in result["groupes"]:
-        taux = g["taux_reprise"]
+    for g in lu.groupes:
+        taux = g.taux_reprise
         table.add_row(
-            "-" if g["rang"] is None else str(g["rang"]), g["cle"], f"{g['demandes']:,}",
+            "-" if g.rang is None else str(g.rang), g.cle, f"{g.demandes:,}",
             "-" if taux is None else f"{taux:.1%}", _taux_interval(g),
-            f"{g['net_par_demande']:,.0f}",
-            _interval(g["intervalle_net_par_demande"], ",.0f"), f"{g['net']:,}",
-            letters.get(g["cle"], ""), style=None if g["rang"] is not None else "dim")
+            f"{g.net_par_demande:,.0f}",
+            _interval(g.intervalle_net_par_demande, ",.0f"), f"{g.net:,}",
+            letters.get(g.cle, ""), style=None if g.rang is not None else "dim")
     console = _console()
     console.print(table)
-    if not result["groupes"]:
-        console.print(f"no demande with a delegation to rank by {result['par']}", style="dim")
+    if not lu.groupes:
+        console.print(f"no demande with a delegation to rank by {lu.par}", style="dim")
         return
-    for sentence in phrases(ranked, result["comparaisons"]):
+    for sentence in phrases(ranked, comparaisons):
         console.print(f"  {sentence}")
     if letters and len(ranked) > 1:
         console.print(f"groupe: groups sharing a letter cannot be told apart ({LEVEL} "
                       "over all pairs)", style="dim")
-    if "apparier" in result and len(ranked) > 1:
-        console.print(f"rang: by each group's own {result['critere']}; verdicts, letters: "
-                      f"on the tasks both ran ({result['apparier']})", style="dim")
-    if "comparaisons_limite" in result:
-        console.print(f"only the {result['comparaisons_limite']} best-ranked groups are "
-                      "compared", style="dim")
-    if any(g["rang"] is None for g in result["groupes"]):
-        console.print(f"rang -: fewer than {result['min']} demandes"
-                      + (" or no evites, not ranked" if result["critere"] == "taux_reprise"
+    if lu.apparier is not None and len(ranked) > 1:
+        console.print(f"rang: by each group's own {critere}; verdicts, letters: "
+                      f"on the tasks both ran ({lu.apparier})", style="dim")
+    if lu.ranked > MAX_COMPARED:
+        console.print(f"only the {MAX_COMPARED} best-ranked groups are compared",
+                      style="dim")
+    if any(g.rang is None for g in lu.groupes):
+        console.print(f"rang -: fewer than {lu.minimum} demandes"
+                      + (" or no evites, not ranked" if critere == "taux_reprise"
                          else ", not ranked"), style="dim")

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
 
 import click
 from rich import box
@@ -27,13 +25,15 @@ from miam_economies.api.cli.main import (
 from miam_economies.api.cli.output_files import OUTPUT_FILE
 from miam_economies.api.cli.output_files import private as _private
 from miam_economies.api.http.report import drawing, render_report
+from miam_economies.api.service.answers import bilan_answer
 from miam_economies.api.service.bootstrap import open_services
 from miam_economies.api.service.csv_answers import bilan_csv
-from miam_economies.api.service.reading import locked, read_bilan
+from miam_economies.api.service.reading import bilan_lu, locked
+from miam_economies.api.service.results import BilanLu, figures
 from miam_economies.api.service.settings import (
     Settings,
 )
-from miam_economies.domain.argent import decimal_text, dollars
+from miam_economies.domain.argent import dollars, usd
 from miam_economies.domain.bilan import Figures
 from miam_economies.domain.breakdowns import BoundNames, BoundsError, check_bounds
 
@@ -80,97 +80,71 @@ def bilan(data: Path, database_url: str | None, fuseau: str | None, journal: Pat
         click.echo(f"no event store in {data.resolve()}: empty bilan "
                    "(pass --data or set MIAM_ECONOMIES_DATA)", err=True)
     with refused():
-        result = read_bilan(data, par=par, depuis=depuis, jusqu_au=jusqu_au, fuseau=fuseau,
-                            journal=journal, database_url=database_url,
-                            lock_timeout=lock_timeout, puis=puis)
+        lu = bilan_lu(data, par=par, depuis=depuis, jusqu_au=jusqu_au, fuseau=fuseau,
+                      journal=journal, database_url=database_url,
+                      lock_timeout=lock_timeout, puis=puis)
     if as_json:
-        _print_json(result)
+        _print_json(bilan_answer(lu))
     elif as_csv:
-        print_csv(bilan_csv(result))
+        print_csv(bilan_csv(lu))
     else:
-        _print_table(result)
+        _print_table(lu)
 
 
 FIGURES = ["delegations", "evites", "pilotage", "corrections", "net", "taux_reprise"]
 
 
-def _cells(figures: dict[str, Any], money: bool = False) -> list[str]:
-    taux = figures["taux_reprise"]
-    cells = [f"{figures[c]:,}" for c in FIGURES[:-1]] + [
-        "-" if taux is None else f"{taux:.1%}"]
-    return cells + ([dollars(figures["en_usd"]["net"])] if money else [])
+def _cells(figures: Figures, rate: Fraction | None) -> list[str]:
+    # The six figures as the table prints them, then under a weighted formula (``rate``,
+    # USD per million) the net in USD, exact (ADR-0130).
+    taux = figures.taux_reprise
+    cells = [f"{n:,}" for n in (figures.delegations, figures.evites, figures.pilotage,
+                                figures.corrections, figures.net)]
+    cells.append("-" if taux is None else f"{taux:.1%}")
+    return cells + ([] if rate is None else [dollars(usd(figures.net, rate))])
 
 
-def _rows(result: dict[str, Any]) -> list[tuple[list[str], dict[str, Any]]]:
-    """The breakdown's cells with their keys (one, or two with ``puis``), in order."""
-    if result.get("puis") is None:
-        return [([key, client], f) for key, clients in result["groupes"].items()
-                for client, f in clients.items()]
-    return [([a, b, client], f) for a, inner in result["groupes"].items()
-            for b, clients in inner.items() for client, f in clients.items()]
-
-
-def _print_table(result: dict[str, Any]) -> None:
-    provenance = result["provenance"]
-    title = (f"bilan (formule {result['formule']}, position {result['position']}, "
-             f"fuseau {provenance['fuseau']})")
+def _print_table(lu: BilanLu) -> None:
+    snapshot = lu.snapshot
+    title = (f"bilan (formule {snapshot.formule}, position {snapshot.position}, "
+             f"fuseau {snapshot.fuseau})")
     table = Table(title=title, box=box.SIMPLE_HEAD)
-    par, puis = result.get("par"), result.get("puis")
-    # Under a weighted formula, the net in USD too (ADR-0130).
-    money = "prix" in provenance
-    keys = [k for k in (par, puis) if k is not None]
+    rate = None if lu.prix is None else lu.prix.usd_par_million
+    keys = [k for k in (snapshot.par, snapshot.puis) if k is not None]
     for key in keys:
         table.add_column(key)
     table.add_column("client")
-    for column in FIGURES + (["net USD"] if money else []):
+    for column in FIGURES + (["net USD"] if rate is not None else []):
         table.add_column(column, justify="right", overflow="fold")
-    if par is None:
-        for client, figures in result["economies"].items():
-            table.add_row(client, *_cells(figures, money))
-    else:
-        for names, figures in _rows(result):
-            table.add_row(*names, *_cells(figures, money))
+    for names, client, cell in lu.lignes():
+        table.add_row(*names, client, *_cells(figures(cell), rate))
     table.add_section()
-    if par is None:
-        table.add_row("total", *_cells(result["total"], money), style="bold")
-    else:
-        # The rows shown, summed: for bounded days, the period's total.
-        rows = [f for _, f in _rows(result)]
-        shown = Figures(*(sum(f[k] for f in rows)
-                          for k in ("delegations", "evites", "pilotage", "corrections")))
-        total = shown.as_dict()
-        if money:
-            total["en_usd"] = {"net": _usd_sum(f["en_usd"]["net"] for f in rows)}
-        table.add_row(*[""] * len(keys), "total", *_cells(total, money), style="bold")
+    # The rows shown, summed (BilanLu.total_des_lignes): for bounded days, the period's.
+    table.add_row(*[""] * len(keys), "total", *_cells(lu.total_des_lignes(), rate),
+                  style="bold")
     console = _console()
     console.print(table)
-    console.print(_provenance_line(result), style="dim", soft_wrap=True, highlight=False)
+    console.print(_provenance_line(lu), style="dim", soft_wrap=True, highlight=False)
 
 
-def _usd_sum(amounts: Iterable[str]) -> str:
-    """Exact decimal texts summed, as exact decimal text (``domain.argent``)."""
-    return decimal_text(sum((Fraction(a) for a in amounts), Fraction(0)))
-
-
-def _provenance_line(result: dict[str, Any]) -> str:
+def _provenance_line(lu: BilanLu) -> str:
     """Where the figures come from, in one line under the table: formula, position
     against the store's head, events folded, zone, when, journal lines joined (and
     values left out), events set aside (ADR-0135)."""
-    p = result["provenance"]
-    line = (f"provenance: formule {p['formule']}, position {p['position']:,} of tete "
-            f"{p['tete']:,}, {p['evenements']:,} events, fuseau {p['fuseau']}, "
-            f"genere_le {p['genere_le']}")
-    journal = p.get("journal")
+    snapshot = lu.snapshot
+    line = (f"provenance: formule {snapshot.formule}, position {snapshot.position:,} of "
+            f"tete {lu.tete:,}, {snapshot.evenements:,} events, fuseau {snapshot.fuseau}, "
+            f"genere_le {lu.genere_le}")
+    journal = lu.journal
     if journal is not None:
         line += f", journal {journal.get('lignes', 0):,} lines"
         if journal.get("valeurs_ecartees"):
             line += f" ({journal['valeurs_ecartees']:,} values left out)"
         if journal.get("erreur"):
             line += f" (unreadable: {journal['erreur']})"
-    ecartes = result["conservation"].get("ecartes")
-    if ecartes:  # never silent (ADR-0135): the server's log names each by position
-        line += f", {ecartes:,} events set aside (see the folding process's log)"
-    if p.get("attente_expiree"):
+    if snapshot.ecartes:  # never silent (ADR-0135): the server's log names each by position
+        line += f", {snapshot.ecartes:,} events set aside (see the folding process's log)"
+    if lu.attente_expiree:
         line += ", wait expired"
     return line
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -20,6 +20,8 @@ CSV = "text/csv"
 JSON = "application/json"
 FORMATS = ("json", "csv")
 """The values ``?format=`` takes (the OpenAPI document's enum)."""
+
+T = TypeVar("T")
 
 _QVALUE = re.compile(r"(0(\.[0-9]{0,3})?|1(\.0{0,3})?)\Z")
 
@@ -62,12 +64,14 @@ def prefers_csv(accept: str) -> bool:
     return csv[0] > 0 and csv > json
 
 
-def represented(request: Request, answer: Mapping[str, Any],
-                to_csv: Callable[[Mapping[str, Any]], str], name: str) -> Response:
-    """``answer`` as the request asks: ``to_csv(answer)`` as ``text/csv; charset=utf-8``
-    with ``Content-Disposition: inline; filename="<name>.csv"``, or JSON. Both carry
-    ``Vary: Accept`` (the header may choose). Any ``format`` other than ``FORMATS`` is a
-    400 naming ``format``, in the JSON shape of every refusal (``errors``)."""
+def represented(request: Request, lu: T, to_json: Callable[[T], Mapping[str, Any]],
+                to_csv: Callable[[T], str], name: str) -> Response:
+    """The typed result ``lu`` (``results``, ADR-0163) as the request asks:
+    ``to_csv(lu)`` as ``text/csv; charset=utf-8`` with ``Content-Disposition: inline;
+    filename="<name>.csv"``, or ``to_json(lu)`` (the wire dict) as JSON; both shapes are
+    made from the one value, only the one asked. Both carry ``Vary: Accept`` (the header
+    may choose). Any ``format`` other than ``FORMATS`` is a 400 naming ``format``, in the
+    JSON shape of every refusal (``errors``)."""
     fmt = request.query_params.get("format")
     if fmt is not None and fmt not in FORMATS:
         return error_response(400, f"format must be {' or '.join(FORMATS)}, "
@@ -75,6 +79,6 @@ def represented(request: Request, answer: Mapping[str, Any],
     vary = {"Vary": "Accept"}
     if fmt == "csv" or (fmt is None and prefers_csv(
             ", ".join(request.headers.getlist("accept")))):
-        return Response(to_csv(answer), media_type=CSV, headers={
+        return Response(to_csv(lu), media_type=CSV, headers={
             "Content-Disposition": f'inline; filename="{name}.csv"', **vary})
-    return JSONResponse(answer, headers=vary)
+    return JSONResponse(to_json(lu), headers=vary)

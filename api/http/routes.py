@@ -125,7 +125,7 @@ async def get_bilan(request: Request) -> Response:
     lu = await run_in_threadpool(services.bilan, par, puis=puis, **bounds)
     if waited is False:
         lu = replace(lu, attente_expiree=True)
-    return represented(request, bilan_answer(lu), bilan_csv, "bilan")  # ADR-0134
+    return represented(request, lu, bilan_answer, bilan_csv, "bilan")  # ADR-0134
 
 
 async def _maybe_wait(request: Request, services: Services) -> bool | None:
@@ -167,7 +167,7 @@ async def get_classement(request: Request) -> Response:
     lu = await run_in_threadpool(services.classement, par, minimum, selon, apparier)
     if waited is False:
         lu = replace(lu, attente_expiree=True)
-    return represented(request, classement_answer(lu), classement_csv,
+    return represented(request, lu, classement_answer, classement_csv,
                        "classement")  # ADR-0134
 
 

@@ -169,20 +169,25 @@ def demande_answer(entries: Sequence[DemandeLue]) -> dict[str, Any] | None:
     return answer
 
 
+GROUPE_EN_USD = ("evites", "pilotage", "corrections", "net", "net_par_demande",
+                 "intervalle_net_par_demande")
+"""The keys of a classement group's ``en_usd`` (``groupe_en_usd``), in the wire's order."""
+
+
 def groupe_en_usd(groupe: Groupe, prix: Prix) -> dict[str, Any]:
-    """A classement group's figures in USD (ADR-0130): its four sums exact, its
-    ``net_par_demande`` and that interval's bounds (means: no finite decimal need express
-    them) rounded half up to the micro-dollar; all decimal text."""
+    """A classement group's figures in USD (ADR-0130), keyed by ``GROUPE_EN_USD``: its four
+    sums exact, its ``net_par_demande`` and that interval's bounds (means: no finite
+    decimal need express them) rounded half up to the micro-dollar; all decimal text."""
     rate = prix.usd_par_million
     interval = groupe.intervalle_net_par_demande
-    return {
-        "evites": usd(groupe.evites, rate), "pilotage": usd(groupe.pilotage, rate),
-        "corrections": usd(groupe.corrections, rate), "net": usd(groupe.net, rate),
-        "net_par_demande": usd_rounded(Fraction(groupe.net, groupe.demandes), rate),
-        "intervalle_net_par_demande": None if interval is None else [
+    # Zipped with GROUPE_EN_USD, strict: the keys the CSV names its columns by.
+    return dict(zip(GROUPE_EN_USD, (
+        usd(groupe.evites, rate), usd(groupe.pilotage, rate),
+        usd(groupe.corrections, rate), usd(groupe.net, rate),
+        usd_rounded(Fraction(groupe.net, groupe.demandes), rate),
+        None if interval is None else [
             None if bound is None else usd_rounded(Fraction(bound), rate)
-            for bound in interval],
-    }
+            for bound in interval]), strict=True))
 
 
 def classement_answer(lu: ClassementLu) -> dict[str, Any]:

@@ -1,6 +1,9 @@
 """The bilan's and the classement's rows as CSV (issue 24, point 5; ADR-0134): pure
-functions of the wire dicts ``answers`` builds, so every edge (``?format=csv``, ``Accept:
-text/csv``, the CLI's ``--csv``) gives the same bytes for the same answer.
+functions of the typed results (``results.BilanLu``, ``ClassementLu``; ADR-0163), their
+columns from the types (a weighted formula's ``prix``, ``Groupe``'s fields), never from
+which keys a dict holds; so every edge (``?format=csv``, ``Accept: text/csv``, the CLI's
+``--csv``) gives the same bytes for the same answer, and the same values as its JSON
+(``answers``: the money made by the same functions).
 
 RFC 4180 as the standard library's ``csv`` writes it (``\\r\\n`` line ends, a field quoted
 when it holds a comma, a quote or a line end), UTF-8 without a byte-order mark, a header
@@ -19,10 +22,13 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Sequence
 from dataclasses import fields
 from typing import Any
 
+from miam_economies.api.service.answers import GROUPE_EN_USD, en_usd, groupe_en_usd
+from miam_economies.api.service.results import BilanLu, ClassementLu, figures
+from miam_economies.domain.bilan import Figures, FiguresModele
 from miam_economies.domain.classement import Groupe
 
 FIGURES = ("delegations", "evites", "pilotage", "corrections", "net", "taux_reprise")
@@ -80,98 +86,79 @@ def _write(header: Iterable[str], rows: Iterable[Iterable[str]]) -> str:
     return out.getvalue()
 
 
-def _cells(answer: Mapping[str, Any]) -> Iterator[tuple[list[str], str, Mapping[str, Any]]]:
-    # (the group keys, the client, the cell) of every row, in the answer's order.
-    par, puis = answer.get("par"), answer.get("puis")
-    if par is None:
-        for client, cell in answer["economies"].items():
-            yield [], client, cell
-    elif puis is None:
-        for a, clients in (answer.get("groupes") or {}).items():
-            for client, cell in clients.items():
-                yield [a], client, cell
-    else:
-        for a, inner in (answer.get("groupes") or {}).items():
-            for b, clients in inner.items():
-                for client, cell in clients.items():
-                    yield [a, b], client, cell
-
-
-def bilan_csv(answer: Mapping[str, Any]) -> str:
-    """The bilan ``answer`` (``answers.bilan_answer``'s shape) as CSV, one row per client
-    and group: ``client,<FIGURES>`` without ``par`` (the clients of ``economies``; no total
-    row, a spreadsheet sums); ``<par>,client,<FIGURES>`` for a breakdown (``groupes``:
-    ``{key: {client: cell}}``); ``<par>,<puis>,client,<FIGURES>`` for two dimensions
-    (``groupes``: ``{a: {b: {client: cell}}}``). Each key column is named by the text of
-    ``par`` (or ``puis``) as given, and left out when that text is ``client`` (it repeats
-    the client column); one whose name another column has is written ``journal.<name>``
-    (how the query reaches such a journal field). With ``modele`` as ``par`` or ``puis``,
-    the ``MODELE`` columns follow (the usage counters read from ``usage``); when a cell or
-    the total has ``en_usd`` (a weighted formula, ADR-0130), the ``<figure>_usd`` columns
-    of ``EN_USD`` close the row (empty where a cell lacks it). Raises ``KeyError`` for an
-    answer without ``economies`` (no bilan)."""
-    dimensions = [d for d in (answer.get("par"), answer.get("puis")) if d is not None]
+def bilan_csv(lu: BilanLu) -> str:
+    """The bilan ``lu`` as CSV, one row per client and group, in the wire answer's order
+    (``answers.bilan_answer``): ``client,<FIGURES>`` without a breakdown (every client;
+    no total row, a spreadsheet sums); ``<par>,client,<FIGURES>`` for a breakdown;
+    ``<par>,<puis>,client,<FIGURES>`` for two dimensions. Each key column is named by the
+    text of ``par`` (or ``puis``) as given, and left out when that text is ``client`` (it
+    repeats the client column); one whose name another column has is written
+    ``journal.<name>`` (how the query reaches such a journal field). With ``modele`` as
+    ``par`` or ``puis``, the ``MODELE`` columns follow (``FiguresModele``: turns, usage
+    counters, ``usd`` at the model's own prices); under a weighted formula (``lu.prix``,
+    ADR-0130), the ``<figure>_usd`` columns of ``EN_USD`` close the row, exact decimal
+    text (``answers.en_usd``; a model's cell: its pilotage)."""
+    snapshot = lu.snapshot
+    dimensions = [d for d in (snapshot.par, snapshot.puis) if d is not None]
     modele = "modele" in dimensions
-    rows = list(_cells(answer))
-    money = "en_usd" in answer.get("total", {}) or any("en_usd" in c for _, _, c in rows)
-    figures = [*FIGURES, *(MODELE if modele else ()),
-               *((f"{name}_usd" for name in EN_USD) if money else ())]
+    rate = None if lu.prix is None else lu.prix.usd_par_million
+    columns = [*FIGURES, *(MODELE if modele else ()),
+               *((f"{name}_usd" for name in EN_USD) if rate is not None else ())]
     kept = [i for i, d in enumerate(dimensions) if d != "client"]
-    taken = {"client", *figures}
+    taken = {"client", *columns}
     header = [text_cell(f"journal.{d}" if d in taken else d)  # query text: user data too
               for d in (dimensions[i] for i in kept)]
 
-    def row(keys: list[str], client: str, cell: Mapping[str, Any]) -> list[str]:
+    def row(keys: tuple[str, ...], client: str, cell: Figures | FiguresModele) -> list[str]:
         out = [text_cell(keys[i]) for i in kept] + [text_cell(client)]
-        out += [number_cell(cell[name]) for name in FIGURES]
+        shown = figures(cell)
+        wire = shown.as_dict()
+        out += [number_cell(wire[name]) for name in FIGURES]
         if modele:
-            usage = cell.get("usage") or {}
-            out += [number_cell(cell.get("tours")),
-                    *(number_cell(usage.get(name)) for name in MODELE[1:-1]),
-                    number_cell(cell.get("usd"))]
-        if money:
-            en_usd = cell.get("en_usd") or {}
-            out += [number_cell(en_usd.get(name)) for name in EN_USD]
+            out += (["", *("" for _ in MODELE[1:-1]), ""]
+                    if not isinstance(cell, FiguresModele) else
+                    [number_cell(cell.tours),
+                     *(number_cell(getattr(cell, name)) for name in MODELE[1:-1]),
+                     number_cell(cell.usd(keys[dimensions.index("modele")]))])
+        if rate is not None:
+            money = en_usd(shown, rate)
+            out += [number_cell(money[name]) for name in EN_USD]
         return out
 
-    return _write([*header, "client", *figures], (row(*r) for r in rows))
+    return _write([*header, "client", *columns], (row(*r) for r in lu.lignes()))
 
 
-def classement_csv(answer: Mapping[str, Any]) -> str:
-    """The classement ``answer`` (``answers.classement_answer``'s shape) as CSV, one row
-    per entry of ``groupes`` in its order: every field of ``domain.classement.Groupe`` in
-    its order, each interval ``[low, high]`` as two columns ``<name>_bas,<name>_haut``
-    (both empty for a null interval, one for a null bound), ``cle`` as a ``text_cell``.
-    When the groups carry ``en_usd`` (a weighted formula, ADR-0130), a column
-    ``<name>_usd`` for each of its keys follows (an interval's as ``_usd_bas``,
-    ``_usd_haut``), in the order first met. The pairwise ``comparaisons`` are not in this
-    table: they are pairs of groups, not groups (the JSON answer has them)."""
-    groupes = answer["groupes"]
+def classement_csv(lu: ClassementLu) -> str:
+    """The classement ``lu`` as CSV, one row per group in its order: every field of
+    ``domain.classement.Groupe`` in its order, each interval ``(low, high)`` as two
+    columns ``<name>_bas,<name>_haut`` (both empty for a null interval, one for a null
+    bound), ``cle`` as a ``text_cell``. Under a weighted formula (``lu.prix``, ADR-0130)
+    a column ``<name>_usd`` for each of ``answers.GROUPE_EN_USD`` follows, in its
+    order (an interval's as ``_usd_bas``, ``_usd_haut``): the header is the same whether
+    or not there are groups. The pairwise verdicts are not in this table: they are pairs
+    of groups, not groups (the JSON answer has them)."""
     names = [f.name for f in fields(Groupe)]
-    # key -> whether it is an interval: by its name, as the groups' own, so that a null
-    # interval (a group that cannot bound it yet) still takes its two columns.
-    money: dict[str, bool] = {}
-    for g in groupes:
-        for key in g.get("en_usd") or {}:
-            money.setdefault(key, key in INTERVALS)
+    money = () if lu.prix is None else GROUPE_EN_USD
     header: list[str] = []
     for name in names:
         header += [f"{name}_bas", f"{name}_haut"] if name in INTERVALS else [name]
-    for key, is_pair in money.items():
-        header += [f"{key}_usd_bas", f"{key}_usd_haut"] if is_pair else [f"{key}_usd"]
+    for key in money:
+        header += [f"{key}_usd_bas", f"{key}_usd_haut"] if key in INTERVALS else [f"{key}_usd"]
 
-    def pair(value: list[Any] | None) -> list[str]:
+    def pair(value: Sequence[Any] | None) -> list[str]:
         return ["", ""] if value is None else [number_cell(b) for b in value]
 
-    def row(g: Mapping[str, Any]) -> list[str]:
+    def row(g: Groupe) -> list[str]:
         out: list[str] = []
         for name in names:
-            value = g[name]
+            value = getattr(g, name)
             out += (pair(value) if name in INTERVALS else
                     [text_cell(value) if name == "cle" else number_cell(value)])
-        en_usd = g.get("en_usd") or {}
-        for key, is_pair in money.items():
-            out += pair(en_usd.get(key)) if is_pair else [number_cell(en_usd.get(key))]
+        if lu.prix is not None:
+            en_usd_g = groupe_en_usd(g, lu.prix)
+            for key in money:
+                out += (pair(en_usd_g[key]) if key in INTERVALS
+                        else [number_cell(en_usd_g[key])])
         return out
 
-    return _write(header, (row(g) for g in groupes))
+    return _write(header, (row(g) for g in lu.groupes))

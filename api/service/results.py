@@ -69,22 +69,45 @@ class BilanLu:
     def groupe(self, cle: str) -> Figures:
         """The figures of group ``cle`` of a one-dimension breakdown, every client summed
         (zero figures for a key without events; a model's cells count as pilotage)."""
-        return total(_figures(cell) for cell in self.groupes().get(cle, {}).values())
+        return total(figures(cell) for cell in self.groupes().get(cle, {}).values())
 
     def cellule(self, cle: str, client: str) -> Figures | None:
         """Client ``client``'s figures in group ``cle`` of a one-dimension breakdown, None
         when it has none there (a model's cell counts as pilotage)."""
         cell = self.groupes().get(cle, {}).get(client)
-        return None if cell is None else _figures(cell)
+        return None if cell is None else figures(cell)
+
+    def lignes(self) -> list[tuple[tuple[str, ...], str, Figures | FiguresModele]]:
+        """The rows a table or a CSV shows, ``(keys, client, cell)``, in the wire answer's
+        order (``answers.bilan_answer``): without a breakdown each client by name, no key;
+        with one, each group's clients (``(key,)``); with two, ``(key of par, key of
+        puis)``. A model's cell is its ``FiguresModele``."""
+        snapshot = self.snapshot
+        if snapshot.par is None:
+            return [((), client, snapshot.clients[client])
+                    for client in sorted(snapshot.clients)]
+        if snapshot.puis is None:
+            return [((a,), client, cell) for a, clients in self.groupes().items()
+                    for client, cell in clients.items()]
+        return [((a, b), client, cell) for a, inner in self.groupes2().items()
+                for b, clients in inner.items() for client, cell in clients.items()]
+
+    def total_des_lignes(self) -> Figures:
+        """The rows of ``lignes`` summed (tokens; a model's cell counts as pilotage):
+        ``total`` without a breakdown; with one, what its groups hold, so for bounded
+        days the period's total (the ``bilan`` table's total row)."""
+        return total(figures(cell) for _, _, cell in self.lignes())
 
     def groupes_sommes(self) -> dict[str, Figures]:
         """Each group of a one-dimension breakdown, every client summed, by key."""
-        return {cle: total(_figures(cell) for cell in clients.values())
+        return {cle: total(figures(cell) for cell in clients.values())
                 for cle, clients in self.groupes().items()}
 
 
-def _figures(cell: Figures | FiguresModele) -> Figures:
-    # A model's cell holds the pilotage cost of its turns (FiguresModele.cout).
+def figures(cell: Figures | FiguresModele) -> Figures:
+    """A breakdown's cell as ``Figures`` (tokens): a model's cell (``FiguresModele``) is
+    the pilotage cost of its turns (``cout``; a model saves nothing itself: ADR-0006), as
+    its wire cell says (``FiguresModele.as_dict``); any other is itself."""
     return Figures(pilotage=cell.cout) if isinstance(cell, FiguresModele) else cell
 
 
