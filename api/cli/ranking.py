@@ -20,7 +20,7 @@ from miam_economies.api.cli.main import (
     main,
     refused,
 )
-from miam_economies.api.service.answers import classement_answer
+from miam_economies.api.service.answers import PERIMETRE, classement_answer
 from miam_economies.api.service.csv_answers import classement_csv
 from miam_economies.api.service.reading import classement_lu
 from miam_economies.api.service.results import ClassementLu
@@ -133,6 +133,9 @@ def _print_table(lu: ClassementLu) -> None:
         return
     for sentence in phrases(ranked, comparaisons):
         console.print(f"  {sentence}")
+    # Why a group's taux here can differ from the bilan's (ADR-0165).
+    console.print(f"figures: {PERIMETRE} (the bilan counts en_attente too: its taux "
+                  "may differ)", style="dim")
     if letters and len(ranked) > 1:
         console.print(f"groupe: groups sharing a letter cannot be told apart ({LEVEL} "
                       "over all pairs)", style="dim")

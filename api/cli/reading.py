@@ -125,6 +125,19 @@ def _print_table(lu: BilanLu) -> None:
     console = _console()
     console.print(table)
     console.print(_provenance_line(lu), style="dim", soft_wrap=True, highlight=False)
+    console.print(_checks_line(lu), style="dim", soft_wrap=True, highlight=False)
+
+
+def _checks_line(lu: BilanLu) -> str:
+    """What the JSON has beside the figures, in one line under the provenance (ADR-0165):
+    anomalies by kind, conflicts, and the pilotages and corrections en_attente, which
+    these figures count and the classement's do not (its taux may differ)."""
+    kinds = lu.anomalies()
+    detail = ", ".join(f"{kind} {n:,}" for kind, n in sorted(kinds.items()))
+    return (f"anomalies {sum(kinds.values()):,}" + (f" ({detail})" if detail else "")
+            + f", conflits {lu.conflits:,}, en_attente {lu.snapshot.en_attente:,} "
+            "(pilotages and corrections whose delegation has not arrived: counted here, "
+            "not in the classement)")
 
 
 def _provenance_line(lu: BilanLu) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from miam_economies.api.service.answers import PERIMETRE
 from miam_economies.domain.classement import CRITERES, NOT_GROUPS, NOT_TASKS
 
 
@@ -49,13 +50,15 @@ def classement_schema() -> dict[str, Any]:
             "taches": {"type": "integer", "minimum": 0}}}
     return {
         "type": "object",
-        "required": ["par", "formule", "position", "min", "critere", "groupes",
-                     "comparaisons"],
+        "required": ["par", "formule", "position", "min", "critere", "perimetre",
+                     "groupes", "comparaisons"],
         "properties": {
             "par": {"type": "string"}, "formule": {"type": "string"},
             "position": {"type": "integer", "minimum": 0},
             "min": {"type": "integer", "minimum": 1},
             "critere": {"type": "string", "enum": sorted(CRITERES.values())},
+            # What the figures count (ADR-0165): the bilan's taux may differ.
+            "perimetre": {"type": "string", "enum": [PERIMETRE]},
             "apparier": {"type": "string"},
             "champ_vu": {"type": "boolean", "enum": [False],
                          "description": "par or apparier names a journal field while no "

@@ -32,10 +32,13 @@ with warnings.catch_warnings():
     from pygal.style import Style
 sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, pygal.PluginImportFixer)]
 
+GAIN, LOSS = "#2e7d32", "#c62828"
+"""A net's colours: green above zero, red below (the cards' ``negative`` red too)."""
+
 _STYLE = Style(
     background="white", plot_background="white", foreground="#333",
     foreground_strong="#111", foreground_subtle="#bbb", opacity="0.9",
-    colors=("#2e7d32", "#c62828", "#ef6c00", "#1565c0", "#6a1b9a"),
+    colors=(GAIN, LOSS, "#ef6c00", "#1565c0", "#6a1b9a"),
     font_family="system-ui, sans-serif", label_font_size=11, major_label_font_size=11,
     legend_font_size=12, value_font_size=11,
 )
@@ -85,7 +88,8 @@ def money_chart(modeles: list[Mapping[str, Any]], reference: str) -> Markup:
 
 
 def charts(data: Mapping[str, Any]) -> dict[str, Markup]:
-    """The report's charts as inline SVG, by element id: ``net-par-jour`` (bars),
+    """The report's charts as inline SVG, by element id: ``net-par-jour`` (bars, a
+    negative day in ``LOSS`` red; every day of ``data["jours"]``, zeros included),
     ``flux-par-jour`` (evites up, pilotage and corrections down, stacked per day),
     ``reprise-<field>`` for each of ``JOURNAL_FIELDS`` (ranked horizontal bars, percent),
     ``cout-par-modele`` (pilotage tokens per model, horizontal bars), under a weighted
@@ -97,7 +101,9 @@ def charts(data: Mapping[str, Any]) -> dict[str, Markup]:
                   "x_labels_major_count": min(len(days), 16) or None}
     net = pygal.Bar(**_config(title="Net per day (tokens)", show_legend=False,
                               value_formatter=_tokens, **day_labels))
-    net.add("net", [d["net"] for d in data["jours"]])
+    # A day that lost tokens is drawn red, below the axis (ADR-0165).
+    net.add("net", [d["net"] if d["net"] >= 0 else {"value": d["net"], "color": LOSS}
+                    for d in data["jours"]])
     flux = pygal.StackedBar(**_config(title="evites, pilotage and corrections per day "
                                             "(tokens)", value_formatter=_tokens,
                                       **day_labels))

@@ -11,7 +11,7 @@ from typing import Any, cast
 
 from miam_economies.api.service.results import BilanLu, ClassementLu
 from miam_economies.domain.argent import decimal_text, usd, usd_rounded
-from miam_economies.domain.bilan import Figures, FiguresModele, total
+from miam_economies.domain.bilan import Figures, FiguresModele
 from miam_economies.domain.classement import CRITERES, MAX_COMPARED, Groupe
 from miam_economies.domain.formulas import Prix
 from miam_economies.projections.view import DemandeLue, Groupes, Groupes2
@@ -91,17 +91,12 @@ def bilan_answer(lu: BilanLu) -> dict[str, Any]:
     snapshot, prix, journal = lu.snapshot, lu.prix, lu.journal
     anomalies = snapshot.anomalies or {}
     conflits = snapshot.conflits or {}
-    all_kinds: dict[str, int] = {}
-    for kinds in anomalies.values():
-        for kind, n in kinds.items():
-            all_kinds[kind] = all_kinds.get(kind, 0) + n
     clients = snapshot.clients
     bilan: dict[str, Any] = {
         "economies": {name: _figures(clients[name], anomalies.get(name, {}),
                                      conflits.get(name, 0), prix)
                       for name in sorted(clients)},
-        "total": _figures(total(clients.values()), all_kinds, sum(conflits.values()),
-                          prix),
+        "total": _figures(lu.total, lu.anomalies(), lu.conflits, prix),
         "formule": snapshot.formule,
         "position": snapshot.position,
         "provenance": {
@@ -190,9 +185,16 @@ def groupe_en_usd(groupe: Groupe, prix: Prix) -> dict[str, Any]:
             for bound in interval]), strict=True))
 
 
+PERIMETRE = "demandes dont la delegation est arrivee"
+"""What a classement's figures count (ADR-0165): each group's demandes whose delegation
+has arrived, so a group's taux_reprise can differ from the bilan's, which counts every
+event (the pilotages and corrections ``en_attente`` included)."""
+
+
 def classement_answer(lu: ClassementLu) -> dict[str, Any]:
     """The classement's wire shape (SPEC, "Ranking presets: the classement") of ``lu``:
-    ``{"par", "formule", "position", "min", "critere", "groupes", "comparaisons"}``, with
+    ``{"par", "formule", "position", "min", "critere", "perimetre", "groupes",
+    "comparaisons"}`` (``perimetre``: ``PERIMETRE``, what the figures count), with
     ``"comparaisons_limite": MAX_COMPARED`` when more groups are ranked (only the first
     ``MAX_COMPARED`` are compared), ``"apparier"`` when asked, ``"champ_vu": false`` when
     a journal field it names cannot be known yet (ADR-0164) and ``"attente_expiree":
@@ -202,7 +204,7 @@ def classement_answer(lu: ClassementLu) -> dict[str, Any]:
     prix = lu.prix
     answer: dict[str, Any] = {
         "par": lu.par, "formule": lu.formule, "position": lu.position, "min": lu.minimum,
-        "critere": CRITERES[lu.selon],
+        "critere": CRITERES[lu.selon], "perimetre": PERIMETRE,
         "groupes": [groupe.as_dict() if prix is None
                     else {**groupe.as_dict(), "en_usd": groupe_en_usd(groupe, prix)}
                     for groupe in lu.groupes],

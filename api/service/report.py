@@ -4,19 +4,27 @@ draws them as one self-contained HTML page (ADR-0023)."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from miam_economies.api.service.answers import bilan_answer, classement_answer, en_usd, prix_answer
 from miam_economies.api.service.results import modeles
 from miam_economies.api.service.services import Services
 from miam_economies.domain.argent import usd
-from miam_economies.domain.bilan import total
+from miam_economies.domain.bilan import Figures, total
 from miam_economies.projections.view import INCONNU
 
 JOURNAL_FIELDS = ("preset", "format")
 """Journal fields whose taux de reprise the report ranks (contract: "le détail par preset
 ou par format")."""
+
+
+def days(depuis: str, jusqu_au: str) -> list[str]:
+    """Every day from ``depuis`` to ``jusqu_au`` (``YYYY-MM-DD``, inclusive), in order:
+    the report's axis, days without events included (empty when ``jusqu_au`` is before
+    ``depuis``)."""
+    first, last = date.fromisoformat(depuis), date.fromisoformat(jusqu_au)
+    return [(first + timedelta(days=n)).isoformat() for n in range((last - first).days + 1)]
 
 
 def report_data(services: Services, depuis: str | None = None,
@@ -25,15 +33,26 @@ def report_data(services: Services, depuis: str | None = None,
 
     ``depuis``/``jusqu_au`` (``YYYY-MM-DD``, inclusive) bound the period (default: every
     day with events); ``today`` (default: the current day in the projection's zone).
-    Returns ``{"provenance", "economies", "total", "aujourd_hui": {"jour", "net"},
-    "periode": {"depuis", "jusqu_au", figures...}, "jours": [{"jour", figures...}],
-    "reprise": {field: [{"valeur", "taux_reprise", "evites", "corrections"}]} ranked by
-    taux_reprise (highest first; groups without a rate left out),
-    "modeles": [{"modele", "pilotage", "tours", "usd"}] by cost, "anomalies":
-    {kind: events}, "conflits": versions, "classement": {field: the classement document
-    (``answers.classement_answer``)} for ``preset``, and ``format`` when the journal has
-    it, "prix"}``. Figures in tokens; ``usd`` (float, the model's own prices, any formula)
-    null when a model has no known price.
+    Returns ``{"provenance", "economies", "total", "aujourd_hui": {"jour", "net",
+    "est_aujourd_hui"}, "periode": {"depuis", "jusqu_au", "bornee", "en_attente",
+    figures...}, "jours": [{"jour", figures...}], "reprise": {field: [{"valeur",
+    "taux_reprise", "evites", "corrections"}]} ranked by taux_reprise (highest first;
+    groups without a rate left out), "modeles": [{"modele", "pilotage", "tours", "usd"}]
+    by cost, "anomalies": {kind: events}, "conflits": versions, "classement": {field:
+    the classement document (``answers.classement_answer``)} for ``preset``, and
+    ``format`` when the journal has it, "prix"}``. Figures in tokens; ``usd`` (float, the
+    model's own prices, any formula) null when a model has no known price.
+
+    The period (ADR-0165): ``jours`` has every day from ``periode.depuis`` to
+    ``periode.jusqu_au``, a day without events as zeros. When a period is asked
+    (``periode.bornee``), ``economies`` and ``total`` (each client's figures), ``reprise``
+    and ``modeles`` are the period's (the view keeps clients, journal fields and models
+    by day); ``anomalies``, ``conflits``, the clients' ``anomalies``/``conflits`` and
+    ``classement`` stay all-time (the view keeps them for the whole history only), and
+    the page says so. ``aujourd_hui`` is the net of the period's last day when
+    ``jusqu_au`` is asked and before ``today`` (``est_aujourd_hui`` false), else of
+    ``today``. ``periode.en_attente``: the bilan's pilotages and corrections whose
+    delegation has not arrived (all-time), counted in every figure but the classement's.
 
     Money (ADR-0130): under a weighted formula, ``prix`` is the formula's
     ``provenance.prix`` (``modele_reference``, ``usd_par_million``, ``source``,
@@ -45,24 +64,33 @@ def report_data(services: Services, depuis: str | None = None,
     replay's switch meanwhile never pairs one formula's figures with another's price.
     Raises ``PersistenceError`` and ``ValueError`` for unsound bounds.
     """
+    bornee = depuis is not None or jusqu_au is not None
+    # Bounded: each journal field and the models by day, summed over the period's days
+    # (the fold keeps them by day: ADR-0133); else the one-dimension read, all time.
+    puis = "jour" if bornee else None
     with services.lire() as lecture:
         bilan = bilan_answer(lecture.bilan())
         today = today or datetime.now(lecture.projection.zone).date().isoformat()
+        shown = jusqu_au if jusqu_au is not None and jusqu_au < today else today
         par_jour = lecture.bilan("jour", depuis, jusqu_au)
-        aujourd_hui_lu = lecture.bilan("jour", today, today)
-        par_champ = {field: lecture.bilan(field) for field in JOURNAL_FIELDS}
-        par_modele = lecture.bilan("modele")
+        jour_affiche = lecture.bilan("jour", shown, shown)
+        par_champ = {field: lecture.bilan(field, depuis, jusqu_au, puis)
+                     for field in JOURNAL_FIELDS}
+        par_modele = lecture.bilan("modele", depuis, jusqu_au, puis)
         classes = {field: lecture.classement(field) for field in JOURNAL_FIELDS}
     prix = par_jour.prix
     rate = None if prix is None else prix.usd_par_million
     sommes = par_jour.groupes_sommes()
-    jours = [{"jour": day, **sommes[day].as_dict()} for day in sorted(sommes)]
+    first = depuis or (min(sommes) if sommes else None)
+    last = jusqu_au or (max(sommes) if sommes else None)
+    axis = [] if first is None or last is None else days(first, last)
+    jours = [{"jour": day, **sommes.get(day, Figures()).as_dict()} for day in axis]
     periode = total(sommes.values())
-    aujourd_hui = aujourd_hui_lu.groupe(today)
+    affiche = jour_affiche.groupe(shown)
     reprise: dict[str, list[dict[str, Any]]] = {}
     for field, lu in par_champ.items():
         rated = [(value, figures, figures.taux_reprise)
-                 for value, figures in lu.groupes_sommes().items()
+                 for value, figures in lu.par_cle().items()
                  if figures.taux_reprise is not None]
         # Highest rate first; the unknown group last among equals, then by name.
         rated.sort(key=lambda r: (-r[2], r[0] == INCONNU, r[0]))
@@ -79,15 +107,23 @@ def report_data(services: Services, depuis: str | None = None,
     # The classement of preset always; of format when the journal has it (SPEC).
     classement = {field: classement_answer(lu) for field, lu in classes.items()
                   if field == "preset" or any(g.cle != INCONNU for g in lu.groupes)}
+    economies, grand_total = bilan["economies"], bilan["total"]
+    if bornee:  # each client's period figures, beside its all-time anomalies and conflicts
+        economies = {client: {**figures.as_dict(),
+                              "anomalies": economies.get(client, {}).get("anomalies", {}),
+                              "conflits": economies.get(client, {}).get("conflits", 0)}
+                     for client, figures in par_jour.par_client().items()}
+        grand_total = {**periode.as_dict(), "anomalies": grand_total["anomalies"],
+                       "conflits": grand_total["conflits"]}
     return {
         "provenance": bilan["provenance"],
-        "economies": bilan["economies"],
-        "total": bilan["total"],
-        "aujourd_hui": {"jour": today, "net": aujourd_hui.net,
+        "economies": economies,
+        "total": grand_total,
+        "aujourd_hui": {"jour": shown, "net": affiche.net, "est_aujourd_hui": shown == today,
                         **({} if rate is None
-                           else {"en_usd": en_usd(aujourd_hui, rate)})},
-        "periode": {"depuis": depuis or (jours[0]["jour"] if jours else None),
-                    "jusqu_au": jusqu_au or (jours[-1]["jour"] if jours else None),
+                           else {"en_usd": en_usd(affiche, rate)})},
+        "periode": {"depuis": first, "jusqu_au": last, "bornee": bornee,
+                    "en_attente": bilan["conservation"]["en_attente"],
                     **periode.as_dict(),
                     **({} if rate is None else {"en_usd": en_usd(periode, rate)})},
         "prix": None if prix is None else prix_answer(prix),

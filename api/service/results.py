@@ -52,6 +52,20 @@ class BilanLu:
         """Every client's figures summed (tokens)."""
         return total(self.snapshot.clients.values())
 
+    def anomalies(self) -> dict[str, int]:
+        """Events whose plugin figures differ from the server's, by kind, every client
+        summed (``domain.anomalies``)."""
+        out: dict[str, int] = {}
+        for kinds in (self.snapshot.anomalies or {}).values():
+            for kind, n in kinds.items():
+                out[kind] = out.get(kind, 0) + n
+        return out
+
+    @property
+    def conflits(self) -> int:
+        """Re-sent ids whose content differed from the version kept, every client."""
+        return sum((self.snapshot.conflits or {}).values())
+
     def groupes(self) -> Groupes:
         """A one-dimension breakdown's groups, ``{key: {client: cell}}`` (empty without
         one). Raises ``TypeError`` for a two-dimension breakdown (``puis``)."""
@@ -103,6 +117,24 @@ class BilanLu:
         return {cle: total(figures(cell) for cell in clients.values())
                 for cle, clients in self.groupes().items()}
 
+    def par_cle(self) -> dict[str, Figures]:
+        """Each key of ``par``, every client and every key of ``puis`` summed (tokens):
+        ``groupes_sommes`` for one dimension; for ``par=preset&puis=jour`` with bounded
+        days, each preset's figures over the period."""
+        out: dict[str, Figures] = {}
+        for keys, _, cell in self.lignes():
+            out[keys[0]] = out.get(keys[0], Figures()) + figures(cell)
+        return out
+
+    def par_client(self) -> dict[str, Figures]:
+        """Each client's figures over the rows of ``lignes`` (tokens), clients by name:
+        its all-time figures without a breakdown; for ``par=jour`` with bounded days, its
+        figures over the period."""
+        out: dict[str, Figures] = {}
+        for _, client, cell in self.lignes():
+            out[client] = out.get(client, Figures()) + figures(cell)
+        return dict(sorted(out.items()))
+
 
 def figures(cell: Figures | FiguresModele) -> Figures:
     """A breakdown's cell as ``Figures`` (tokens): a model's cell (``FiguresModele``) is
@@ -125,11 +157,17 @@ class ModeleLu:
 
 
 def modeles(lu: BilanLu) -> list[ModeleLu]:
-    """The models of ``lu`` (a bilan ``par="modele"``), summed over clients, the most
-    costly first, then by name."""
+    """The models of ``lu`` (a bilan ``par="modele"``, or ``par="modele"&puis=<period>``:
+    a model's days summed, so with bounded days its figures over the period), summed over
+    clients, the most costly first, then by name. ``usd``: each client's cell (its days
+    summed first) at the model's prices, rounded, then summed."""
+    by_model: dict[str, dict[str, FiguresModele]] = {}
+    for keys, client, cell in lu.lignes():
+        clients = by_model.setdefault(keys[0], {})
+        clients[client] = clients.get(client, FiguresModele()) + cast(FiguresModele, cell)
     rows = []
-    for modele, clients in lu.groupes().items():
-        cells = [cast(FiguresModele, c) for c in clients.values()]
+    for modele, clients in by_model.items():
+        cells = list(clients.values())
         prices = [c.usd(modele) for c in cells]
         rows.append(ModeleLu(modele, sum(c.cout for c in cells), sum(c.tours for c in cells),
                              None if any(p is None for p in prices)

@@ -6,9 +6,10 @@ the fixture store (``tests/fixtures/store_ca63dfe``: anomalies, a conflict, a jo
 presets and formats, days cut in Europe/Paris) under ``v1`` and ``pondere-v2``.
 
 The recorded outputs are in ``read_outputs/<formule>.json`` (case -> text, ``genere_le``
-masked; a text over ``LONG`` characters by its SHA-256, to keep the files small). What changed on purpose since 4953be3 is in those files' history: each addition
-is documented (docs/api.md, ADR-0165). After changing an output on purpose, write them
-again with ``MIAM_WRITE_READ_OUTPUTS=1 .venv/bin/python -m pytest
+masked; a text over ``LONG`` characters by its SHA-256, to keep the files small). What
+changed on purpose since 4953be3 is in those files' history: each addition is documented
+(docs/api.md, ADR-0165). After changing an output on purpose, write them again with
+``MIAM_WRITE_READ_OUTPUTS=1 .venv/bin/python -m pytest
 tests/integration/test_read_outputs.py`` and read the diff."""
 
 from __future__ import annotations

@@ -90,7 +90,8 @@ def test_the_contract_example_under_pondere_v2_in_usd_by_hand() -> None:
 
     snapshot = BilanSnapshot("pondere-v2", 3, 3, dict(delta.clients), par="client",
                              groupes={"claude-code": {"claude-code": figures}})
-    answer = bilan_answer(BilanLu(snapshot, 3, 3, "2026-12-03T00:00:00Z", prix=PONDERE_V2.prix))
+    answer = bilan_answer(BilanLu(snapshot, 3, 3, "2026-12-03T00:00:00Z",
+                                  prix=PONDERE_V2.prix))
     assert answer["total"]["en_usd"]["net"] == "0.017871"
     assert answer["economies"]["claude-code"]["en_usd"]["evites"] == "0.0255"
     assert answer["groupes"]["claude-code"]["claude-code"]["en_usd"]["net"] == "0.017871"
