@@ -27,6 +27,33 @@ def days(depuis: str, jusqu_au: str) -> list[str]:
     return [(first + timedelta(days=n)).isoformat() for n in range((last - first).days + 1)]
 
 
+MAX_AXIS_DAYS = 731
+"""The most days the report's axis holds with the days without events (two years: its two
+charts draw in about a second); a longer period is drawn by ``axis``'s fallbacks."""
+
+
+def axis(first: str | None, last: str | None, with_events: list[str],
+         today: str) -> list[str]:
+    """The days of the report's per-day charts (ADR-0165): every day from ``first`` to
+    ``last`` (``YYYY-MM-DD``, the period), a day ``with_events`` (sorted) or not; an end
+    past ``today`` stops at today or the last day with events, whichever is later. When
+    that is more than ``MAX_AXIS_DAYS`` days (``?depuis=1900-01-01``), the period's empty
+    ends are left out (from the first to the last day with events), and if that is still
+    longer, only the days with events are drawn. Empty when ``first`` or ``last`` is
+    None."""
+    if first is None or last is None:
+        return []
+    last = min(last, max(today, with_events[-1] if with_events else today))
+    if (date.fromisoformat(last) - date.fromisoformat(first)).days < MAX_AXIS_DAYS:
+        return days(first, last)
+    if not with_events:
+        return []
+    first, last = max(first, with_events[0]), min(last, with_events[-1])
+    if (date.fromisoformat(last) - date.fromisoformat(first)).days < MAX_AXIS_DAYS:
+        return days(first, last)
+    return with_events
+
+
 def report_data(services: Services, depuis: str | None = None,
                 jusqu_au: str | None = None, *, today: str | None = None) -> dict[str, Any]:
     """Every figure the report shows, as JSON-ready data, from one projection in one read.
@@ -44,14 +71,14 @@ def report_data(services: Services, depuis: str | None = None,
     model's own prices, any formula) null when a model has no known price.
 
     The period (ADR-0165): ``jours`` has every day from ``periode.depuis`` to
-    ``periode.jusqu_au``, a day without events as zeros. When a period is asked
-    (``periode.bornee``), ``economies`` and ``total`` (each client's figures), ``reprise``
-    and ``modeles`` are the period's (the view keeps clients, journal fields and models
-    by day); ``anomalies``, ``conflits``, the clients' ``anomalies``/``conflits`` and
-    ``classement`` stay all-time (the view keeps them for the whole history only), and
-    the page says so. ``aujourd_hui`` is the net of the period's last day when
-    ``jusqu_au`` is asked and before ``today`` (``est_aujourd_hui`` false), else of
-    ``today``. ``periode.en_attente``: the bilan's pilotages and corrections whose
+    ``periode.jusqu_au``, a day without events as zeros, within ``axis``'s bounds. When a
+    period is asked (``periode.bornee``), ``economies`` and ``total`` (each client's
+    figures), ``reprise`` and ``modeles`` are the period's (the view keeps clients, journal
+    fields and models by day); ``anomalies``, ``conflits``, the clients'
+    ``anomalies``/``conflits`` and ``classement`` stay all-time (the view keeps them for the
+    whole history only), and the page says so. ``aujourd_hui`` is the net of the period's
+    last day when ``jusqu_au`` is asked and before ``today`` (``est_aujourd_hui`` false),
+    else of ``today``. ``periode.en_attente``: the bilan's pilotages and corrections whose
     delegation has not arrived (all-time), counted in every figure but the classement's.
 
     Money (ADR-0130): under a weighted formula, ``prix`` is the formula's
@@ -83,8 +110,8 @@ def report_data(services: Services, depuis: str | None = None,
     sommes = par_jour.groupes_sommes()
     first = depuis or (min(sommes) if sommes else None)
     last = jusqu_au or (max(sommes) if sommes else None)
-    axis = [] if first is None or last is None else days(first, last)
-    jours = [{"jour": day, **sommes.get(day, Figures()).as_dict()} for day in axis]
+    jours = [{"jour": day, **sommes.get(day, Figures()).as_dict()}
+             for day in axis(first, last, sorted(sommes), today)]
     periode = total(sommes.values())
     affiche = jour_affiche.groupe(shown)
     reprise: dict[str, list[dict[str, Any]]] = {}

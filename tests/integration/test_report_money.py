@@ -55,7 +55,8 @@ def test_under_pondere_v2_the_report_gives_the_saving_in_usd(services: Services)
     assert (periode["evites"], periode["pilotage"], periode["corrections"],
             periode["net"]) == (8500, 93, 2450, 5957)
     assert periode["en_usd"] == usd
-    assert data["aujourd_hui"] == {"jour": EXAMPLE_DAY, "net": 5957, "en_usd": usd}
+    assert data["aujourd_hui"] == {"jour": EXAMPLE_DAY, "net": 5957, "en_usd": usd,
+                                   "est_aujourd_hui": True}
     assert report_data(services, today="2026-10-31")["aujourd_hui"]["en_usd"]["net"] == "0.00"
     assert PONDERE_V2.prix is not None
     assert data["prix"] == {"modele_reference": "claude-sonnet-4-5",

@@ -60,3 +60,19 @@ def test_a_day_that_lost_tokens_is_drawn_red_and_a_day_that_gained_green() -> No
     bars = re.findall(r'<g class="bar"', svg)
     assert len(bars) == 4  # every day has its bar, a zero day included
     assert report_page.GAIN != report_page.LOSS
+
+
+def test_a_period_past_two_years_leaves_out_its_empty_ends() -> None:
+    from miam_economies.api.service.report import MAX_AXIS_DAYS, axis
+
+    events = ["2026-10-02", "2026-10-05"]
+    assert axis("2026-10-01", "2026-10-31", events, "2026-12-03") == days("2026-10-01",
+                                                                          "2026-10-31")
+    # A last day after today: today, or the last day with events if later.
+    assert axis("2026-10-01", "9999-12-31", events, "2026-10-07")[-1] == "2026-10-07"
+    assert axis("1900-01-01", "9999-12-31", events, "2026-12-03") == days("2026-10-02",
+                                                                          "2026-10-05")
+    far = ["2020-01-01", "2026-10-05"]  # the days with events span more than the bound
+    assert axis("2020-01-01", "2026-10-05", far, "2026-12-03") == far
+    assert len(axis("2025-01-01", "2026-12-03", [], "2026-12-03")) <= MAX_AXIS_DAYS + 1
+    assert axis(None, None, [], "2026-12-03") == []
