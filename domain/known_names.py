@@ -31,13 +31,22 @@ class NotUnderstood(MiamEconomiesError, ValueError):
         self.parametre = parametre
 
 
-def nearest(word: str, candidates: Iterable[str]) -> str | None:
-    """The candidate closest to ``word`` by ``difflib``'s ratio (at least 0.6), compared
-    without case and with ``-`` read as ``_`` (the command line's spelling of a query
-    parameter: ``jusqu-au`` is ``jusqu_au``); None when none is close."""
+CLOSE = 0.6
+"""``difflib``'s ratio from which a name is offered as the one meant."""
+
+SURELY_MEANT = 0.85
+"""The ratio from which a name that is not built in is refused as a typo of a built-in one
+even before the journal's fields are known (``jours``: 0.89 to ``jour``; ``model``: 0.91
+to ``modele``); below it (``mode``: 0.80) it may be a field the journal will hold."""
+
+
+def nearest(word: str, candidates: Iterable[str], cutoff: float = CLOSE) -> str | None:
+    """The candidate closest to ``word`` by ``difflib``'s ratio (at least ``cutoff``),
+    compared without case and with ``-`` read as ``_`` (the command line's spelling of a
+    query parameter: ``jusqu-au`` is ``jusqu_au``); None when none is close."""
     by_key = {c.lower().replace("-", "_"): c for c in candidates}
     found = get_close_matches(word.lower().replace("-", "_"), list(by_key), n=1,
-                              cutoff=0.6)
+                              cutoff=cutoff)
     return by_key[found[0]] if found else None
 
 
@@ -50,23 +59,33 @@ def check_dimension(parametre: str, name: str, champs: Collection[str] | None,
                     built_in: Collection[str] = BUILT_IN) -> bool:
     """Whether dimension ``name`` (given as ``parametre``) is understood: a name of
     ``built_in``, or a field of MIAM's journal (``journal.<field>`` too) among ``champs``,
-    the fields the journal's lines hold. Returns True when it is known, False when it
-    cannot be known (``champs`` None or empty: no journal line read yet, so the field is
-    answered as before, every demande ``(inconnu)``, and the answer says so). Raises
-    ``NotUnderstood`` for a name neither built in nor a field of a journal that has
-    fields, listing both and the nearest spelling."""
+    the fields the demandes' first journal lines hold as scalars. Returns True when it is
+    known, False when it cannot be known (``champs`` None or empty: no journal line with
+    a field read yet, so the field is answered as before, every demande ``(inconnu)``, and
+    the answer says so). Raises ``NotUnderstood`` for a name neither built in nor a field
+    of a journal that has fields, listing both and the nearest spelling (among the
+    journal's fields only for ``journal.<field>``); and, before the fields are known, for
+    an unprefixed name ``SURELY_MEANT`` to be a built-in one (``jours``)."""
     if name in built_in:
         return True
+    prefixed = name.startswith("journal.")
     field = name.removeprefix("journal.")
     if not champs:
+        meant = None if prefixed else nearest(name, built_in, SURELY_MEANT)
+        if meant is not None:
+            raise NotUnderstood(parametre, (
+                f"{parametre}: {name!r} is not a built-in dimension "
+                f"({', '.join(built_in)}); did you mean {meant!r}? (a field of MIAM's "
+                f"journal by that name: journal.{name})"))
         return False
     if field in champs:
         return True
     fields = sorted(champs)
     raise NotUnderstood(parametre, (
         f"{parametre}: {name!r} is neither a built-in dimension "
-        f"({', '.join(built_in)}) nor a field of MIAM's journal "
-        f"({', '.join(fields)}){_suggestion(field, [*built_in, *fields])}"))
+        f"({', '.join(built_in)}) nor a field of MIAM's journal: no demande's first line "
+        f"holds a scalar {field!r} (fields found: {', '.join(fields)})"
+        f"{_suggestion(field, fields if prefixed else [*built_in, *fields])}"))
 
 
 def check_parameters(given: Iterable[str], known: Collection[str], where: str) -> None:

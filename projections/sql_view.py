@@ -180,8 +180,10 @@ class SqlBilanView(BilanView):
             return self.reader.settings(c, name)
 
     def active(self) -> str | None:
-        """See ``BilanView.active``."""
-        with self._read() as c:
+        """See ``BilanView.active``: always a read of its own, never the pinned one of
+        ``reading`` (which projection serves is asked before an answer's read: inside
+        one, a switch made since would be read back as undone, ADR-0163)."""
+        with self._read_transaction() as c:
             return self.reader.active(c)
 
     def activate(self, name: str, expected: str | None) -> bool:

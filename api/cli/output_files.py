@@ -18,7 +18,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import click
 
@@ -31,7 +31,15 @@ class OutputUnwritable(MiamEconomiesError, OSError):
     file and the system's reason."""
 
 
-class OutputFile(click.ParamType[Path, "str | Path"]):
+if TYPE_CHECKING:
+    # click 8.5 made ParamType generic; the range pyproject.toml allows (>=8.0) starts
+    # before it, where subscripting it fails at import: the generic for mypy only.
+    _ParamType = click.ParamType[Path, "str | Path"]
+else:
+    _ParamType = click.ParamType
+
+
+class OutputFile(_ParamType):
     """A click parameter type for a file a command writes: the value as a ``Path``, once
     ``refusal`` found nothing wrong with it; else ``click.BadParameter`` (exit status 2,
     one ``Error:`` line naming the option), before the command runs."""

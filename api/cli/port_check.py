@@ -38,7 +38,13 @@ def check_port(host: str, port: int, workers: int = 1) -> None:
     did not. Creates no file and leaves no socket open."""
     for family, address in addresses(host, port, workers):
         try:
-            with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe = socket.socket(family, socket.SOCK_STREAM)
+        except OSError as exc:
+            if exc.errno == errno.EAFNOSUPPORT:
+                continue  # as asyncio's create_server: a family the machine lacks
+            raise PortUnavailable(unavailable(exc, host, port, address)) from None
+        try:
+            with probe:
                 probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
                 if family == socket.AF_INET6:
                     probe.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)

@@ -99,9 +99,13 @@ RAPPORT_QUERY = ("depuis", "jusqu_au")
 
 def _query(request: Request, known: tuple[str, ...]) -> QueryParams:
     """The request's query, once each of its parameters is one of ``known`` and given
-    once; else ``NotUnderstood`` (a 400 naming it and the nearest spelling, before
-    anything is read: ``jusqu-au=`` returned the whole history, in silence; ADR-0164)."""
-    names = [name for name, _ in request.query_params.multi_items()]
+    once, names starting with ``_`` aside; else ``NotUnderstood`` (a 400 naming it and
+    the nearest spelling, before anything is read: ``jusqu-au=`` returned the whole
+    history, in silence; ADR-0164)."""
+    # A name starting with "_" is a cache-buster's (?_=1700000000), a probe's or a
+    # proxy's: never a parameter of ours, so it is no typo either.
+    names = [name for name, _ in request.query_params.multi_items()
+             if not name.startswith("_")]
     check_once(names)
     check_parameters(names, known, f"{request.method} {request.url.path}")
     return request.query_params

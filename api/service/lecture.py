@@ -116,9 +116,14 @@ class Lecture:
         no line with a field read). Raises ``NotUnderstood`` for a name that is neither."""
         if name is None or name in built_in:
             return True
-        champs = (None if self.journal is None
-                  else self.projection.view.journal_fields(self.journal.key))
-        return check_dimension(parametre, name, champs, built_in)
+        return check_dimension(parametre, name, self.champs(), built_in)
+
+    def champs(self) -> frozenset[str] | None:
+        """The fields of MIAM's journal as joined (scalars of the demandes' first lines:
+        ``BilanView.journal_fields``); None without a journal."""
+        if self.journal is None:
+            return None
+        return self.projection.view.journal_fields(self.journal.key)
 
     def demande(self, demande_id: str) -> Sequence[DemandeLue]:
         """One demande's entries (SPEC, ``GET /economies/demandes/{id}``), one per client

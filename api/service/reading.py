@@ -24,6 +24,7 @@ from miam_economies.domain.breakdowns import check_bounds
 from miam_economies.domain.classement import DEFAULT_MIN, SELON, check_parametres
 from miam_economies.domain.formulas import V1
 from miam_economies.domain.instants import iso_utc
+from miam_economies.domain.known_names import check_dimension
 from miam_economies.projections.view import BilanSnapshot
 
 log = logging.getLogger(__name__)
@@ -85,7 +86,10 @@ def bilan_lu(data: Path | str = DEFAULT_DATA, *, par: str | None = None,
         ZoneInfo(zone)  # the same error for a bad zone, store or not
         empty = BilanSnapshot(V1.name, 0, 0, {}, fuseau=zone, par=par,
                               groupes=None if par is None else {}, puis=puis)
-        return BilanLu(empty, 0, 0, iso_utc(datetime.now(UTC)))
+        # No journal read yet: a field cannot be known (ADR-0164), a typo of a built-in can.
+        champ_vu = (check_dimension("par", par, None) if par is not None else True) & (
+            check_dimension("puis", puis, None) if puis is not None else True)
+        return BilanLu(empty, 0, 0, iso_utc(datetime.now(UTC)), champ_vu=champ_vu)
     with open_services(settings, run_projections=False) as services:
         caught_up = services.runner.catch_up_unless_locked() if catch_up else True
         lu = services.bilan(par, depuis, jusqu_au, puis)
@@ -188,7 +192,11 @@ def classement_lu(data: Path | str = DEFAULT_DATA, *, par: str = "preset",
                         database_url=database_url, lock_timeout=lock_timeout)
     if not settings.database.exists():
         ZoneInfo(fuseau or machine_fuseau())  # the same error for a bad zone, store or not
-        return ClassementLu(par, V1.name, 0, minimum, selon, [], [], 0, apparier)
+        champ_vu = check_dimension("par", par, None, ("client",)) & (
+            check_dimension("apparier", apparier, None, ()) if apparier is not None
+            else True)
+        return ClassementLu(par, V1.name, 0, minimum, selon, [], [], 0, apparier,
+                            champ_vu=champ_vu)
     with open_services(settings, run_projections=False) as services:
         caught_up = services.runner.catch_up_unless_locked() if catch_up else True
         lu = services.classement(par, minimum, selon, apparier)

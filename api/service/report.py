@@ -101,10 +101,13 @@ def report_data(services: Services, depuis: str | None = None,
         shown = jusqu_au if jusqu_au is not None and jusqu_au < today else today
         par_jour = lecture.bilan("jour", depuis, jusqu_au)
         jour_affiche = lecture.bilan("jour", shown, shown)
-        par_champ = {field: lecture.bilan(field, depuis, jusqu_au, puis)
-                     for field in JOURNAL_FIELDS}
+        # A field the journal does not hold is no question of the user's (ADR-0164): its
+        # chart says the journal lacks it, and it has no classement.
+        champs = lecture.champs()
+        held = [field for field in JOURNAL_FIELDS if not champs or field in champs]
+        par_champ = {field: lecture.bilan(field, depuis, jusqu_au, puis) for field in held}
         par_modele = lecture.bilan("modele", depuis, jusqu_au, puis)
-        classes = {field: lecture.classement(field) for field in JOURNAL_FIELDS}
+        classes = {field: lecture.classement(field) for field in held}
     prix = par_jour.prix
     rate = None if prix is None else prix.usd_par_million
     sommes = par_jour.groupes_sommes()
@@ -114,7 +117,7 @@ def report_data(services: Services, depuis: str | None = None,
              for day in axis(first, last, sorted(sommes), today)]
     periode = total(sommes.values())
     affiche = jour_affiche.groupe(shown)
-    reprise: dict[str, list[dict[str, Any]]] = {}
+    reprise: dict[str, list[dict[str, Any]]] = {field: [] for field in JOURNAL_FIELDS}
     for field, lu in par_champ.items():
         rated = [(value, figures, figures.taux_reprise)
                  for value, figures in lu.par_cle().items()

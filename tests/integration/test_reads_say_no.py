@@ -5,6 +5,7 @@ nothing."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -157,12 +158,54 @@ def test_a_field_asked_before_the_journal_has_any_is_answered_and_says_so(
         assert ranked.json()["champ_vu"] is False
         assert "champ_vu" not in live.client.get("/economies/bilan",
                                                  params={"par": "jour"}).json()
+        # A sure typo of a built-in name is refused all the same.
+        typo = live.client.get("/economies/bilan", params={"par": "jours"})
+        assert typo.status_code == 400 and "did you mean 'jour'?" in typo.json()["erreur"]
     finally:
         live.close()
     assert read_bilan(data, par="preset")["champ_vu"] is False
+    # No store at all: answered empty, saying so; a typo refused.
+    missing = tmp_path / "missing"
+    assert read_bilan(missing, par="preset")["champ_vu"] is False
+    assert read_classement(missing, par="preset")["champ_vu"] is False
+    with pytest.raises(NotUnderstood, match="did you mean 'modele'"):
+        read_bilan(missing, par="model")
+    assert not missing.exists()
 
 
 def test_an_unopened_route_still_refuses_before_reading(server: LiveServer) -> None:
     # The refusal comes before any read: an unknown parameter on /healthz needs no token.
     response = httpx.get(server.url + "/healthz?x=1", timeout=5)
     assert response.status_code == 400
+
+
+def test_a_cache_busters_parameter_is_ignored(server: LiveServer) -> None:
+    # A name starting with "_" is a probe's or a proxy's, never ours (ADR-0164).
+    assert httpx.get(server.url + "/healthz?_=1700000000", timeout=5).status_code == 200
+    bilan = server.client.get("/economies/bilan", params={"par": "jour", "_": "1"})
+    assert bilan.status_code == 200
+
+
+@pytest.mark.parametrize(("fields", "held"), [
+    ({"ticket": "T-1"}, []), ({"preset": "rapide"}, ["preset"]),
+    ({"format": "md"}, ["format"])])
+def test_the_report_reads_only_the_journal_fields_there_are(
+        tmp_path: Path, fields: dict[str, str], held: list[str]) -> None:
+    # The report asks for preset and format itself: a journal without them is no typo
+    # of the user's (found by a fresh review: the page answered 400).
+    data = tmp_path / "data"
+    data.mkdir()
+    demandes = sorted({e["demande_id"] for e in EVENTS[:120] if "demande_id" in e})
+    (data / "delegations.jsonl").write_text("".join(
+        json.dumps({"demande_id": d, **fields}) + "\n" for d in demandes))
+    live = LiveServer(data)
+    live.start()
+    try:
+        assert live.post({"evenements": EVENTS[:120]}).status_code == 200
+        live.bilan()
+        page = live.client.get("/economies/rapport")
+        assert page.status_code == 200, page.text
+        for field in ("preset", "format"):
+            assert (f'id="classement-{field}"' in page.text) == (field in held), field
+    finally:
+        live.close()

@@ -83,3 +83,29 @@ def test_attendre_refuses_anything_else(value: str) -> None:
 def test_nearest_reads_a_dash_as_an_underscore() -> None:
     assert nearest("jusqu-au", ["depuis", "jusqu_au"]) == "jusqu_au"
     assert nearest("xyz", ["depuis"]) is None
+
+
+@pytest.mark.parametrize(("typo", "meant"), [("jours", "jour"), ("model", "modele"),
+                                            ("clients", "client"), ("semaines", "semaine")])
+def test_a_sure_typo_of_a_built_in_name_is_refused_before_the_journal_has_fields(
+        typo: str, meant: str) -> None:
+    for champs in (None, frozenset()):
+        with pytest.raises(NotUnderstood, match=f"did you mean {meant!r}"):
+            check_dimension("par", typo, champs)
+    assert check_dimension("par", f"journal.{typo}", None) is False  # asked as a field
+
+
+@pytest.mark.parametrize("field", ["mode", "preset", "format", "test_id", "agent"])
+def test_a_name_that_may_be_a_field_is_answered_before_the_journal_has_fields(
+        field: str) -> None:
+    assert check_dimension("par", field, None) is False
+
+
+def test_a_prefixed_field_is_offered_only_the_journals_fields() -> None:
+    with pytest.raises(NotUnderstood) as refused:
+        check_dimension("par", "journal.jours", FIELDS)
+    assert "did you mean" not in str(refused.value)  # not the built-in jour
+    with pytest.raises(NotUnderstood) as refused:
+        check_dimension("par", "journal.fromat", FIELDS)
+    assert str(refused.value).endswith("did you mean 'format'?")
+    assert "no demande's first line holds a scalar 'fromat'" in str(refused.value)
