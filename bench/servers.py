@@ -26,6 +26,9 @@ from tests.corpus import generate
 BATCH = 500
 """Events per POST in the ingest sections: the plugin's largest batch (ATTENTE_MAX)."""
 
+ROOT = Path(__file__).resolve().parents[1]
+"""This checkout's root: where ``python -m bench.<kind>`` finds the bench package."""
+
 OURS_BIN = Path(sys.executable).parent
 """The ``bin`` directory whose ``miam-economies`` (and ``python``, for the replay) the bench
 runs as "ours": this venv's, or another checkout's (``make bench`` ``--ours-bin``: the same
@@ -102,7 +105,9 @@ class Server:
         # The children keep the log open; this process needs no handle on it.
         # Ours runs from its data directory: nothing of this checkout on its path, so
         # that another checkout's (--ours-bin) children import their own package.
-        cwd = self.data if self.kind == "ours" else None
+        # The others are this checkout's modules (python -m bench.KIND): run from its root,
+        # whatever directory the calling process is in.
+        cwd = self.data if self.kind == "ours" else ROOT
         with log_path.open("ab") as log:
             self.process = subprocess.Popen(command, env=env, stdout=log, stderr=log,
                                             cwd=cwd)

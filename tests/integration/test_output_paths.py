@@ -7,7 +7,6 @@ ended both commands in a ``FileNotFoundError`` traceback (``... e.jsonl.partiel`
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -48,8 +47,9 @@ def tree(root: Path) -> set[Path]:
     ("data/economies.sqlite/x", "data/economies.sqlite is not a folder"),
 ])
 def test_a_path_that_cannot_be_written_is_refused_before_anything(
-        store: Path, command: str, target: str, words: str) -> None:
-    os.chdir(store.parent)  # relative paths, as typed (pytest restores the directory)
+        store: Path, command: str, target: str, words: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(store.parent)  # relative paths, as typed; restored after the test
     before = tree(store.parent)
     sqlite_before = (store / "economies.sqlite").read_bytes()
     done = CliRunner().invoke(main, [*COMMANDS[command], target, "--data", str(store)],
@@ -77,8 +77,9 @@ def test_a_missing_folder_is_one_line_not_a_traceback(store: Path, command: str)
     assert not target.parent.exists()
 
 
-def test_a_file_in_an_existing_folder_is_still_written(store: Path, tmp_path: Path) -> None:
-    os.chdir(tmp_path)
+def test_a_file_in_an_existing_folder_is_still_written(
+        store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
     runner = CliRunner()
     for args in (["export", "--out", "./-"], ["rapport", "--html", "r.html"]):
         done = runner.invoke(main, [*args, "--data", str(store)], catch_exceptions=False)
