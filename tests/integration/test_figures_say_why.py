@@ -6,7 +6,6 @@ say what the JSON has and why the classement's taux differs from the bilan's."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from miam_economies.api.service.report import report_data
 from miam_economies.api.service.results import modeles
 from miam_economies.api.service.services import Services
 from miam_economies.api.service.settings import Settings
-from tests.fixtures.store_ca63dfe.make import FILES, HERE
+from tests.fixtures.store_ca63dfe.make import fixture_copy
 
 OCTOBER = ("2026-10-01", "2026-10-31")
 TODAY = "2026-12-03"
@@ -28,11 +27,7 @@ TODAY = "2026-12-03"
 @pytest.fixture
 def data(tmp_path: Path) -> Path:
     """A copy of the fixture store (the fixture itself stays as made)."""
-    copy = tmp_path / "data"
-    copy.mkdir()
-    for name in FILES:
-        shutil.copy(HERE / "data" / name, copy / name)
-    return copy
+    return fixture_copy(tmp_path)
 
 
 @pytest.fixture

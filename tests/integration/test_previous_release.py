@@ -7,7 +7,6 @@ server. The directory and the bilans that release served are in
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,7 @@ import pytest
 from miam_economies import Settings, read_bilan
 from miam_economies.api.service.replay import replay
 from tests.conftest import LiveServer
-from tests.fixtures.store_ca63dfe.make import BREAKDOWNS, FILES, HERE, comparable
+from tests.fixtures.store_ca63dfe.make import BREAKDOWNS, HERE, comparable, fixture_copy
 
 EXPECTED: dict[str, Any] = json.loads((HERE / "bilan.json").read_text(encoding="utf-8"))
 
@@ -24,11 +23,7 @@ EXPECTED: dict[str, Any] = json.loads((HERE / "bilan.json").read_text(encoding="
 @pytest.fixture
 def data(tmp_path: Path) -> Path:
     """A copy of the old release's data directory (the fixture itself stays as made)."""
-    copy = tmp_path / "data"
-    copy.mkdir()
-    for name in FILES:
-        shutil.copy(HERE / "data" / name, copy / name)
-    return copy
+    return fixture_copy(tmp_path)
 
 
 def test_the_fixture_holds_what_the_old_release_counted() -> None:

@@ -18,7 +18,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -33,7 +32,7 @@ from miam_economies.api.service.bootstrap import open_services
 from miam_economies.api.service.replay import replay
 from miam_economies.api.service.report import report_data
 from miam_economies.api.service.settings import Settings
-from tests.fixtures.store_ca63dfe.make import FILES, HERE
+from tests.fixtures.store_ca63dfe.make import fixture_copy
 
 RECORDED = Path(__file__).with_name("read_outputs")
 WRITE = os.environ.get("MIAM_WRITE_READ_OUTPUTS") == "1"
@@ -128,11 +127,7 @@ def outputs(data: Path) -> dict[str, str]:
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[Path]:
     """A copy of the fixture store (the fixture itself stays as made)."""
-    data = tmp_path / "data"
-    data.mkdir()
-    for name in FILES:
-        shutil.copy(HERE / "data" / name, data / name)
-    yield data
+    yield fixture_copy(tmp_path)
 
 
 def recorded(text: str) -> str:

@@ -22,25 +22,11 @@ from miam_economies.api.service.settings import Settings
 from miam_economies.domain.tarifs_fichier import FormuleEnregistree
 from tests.conftest import EXAMPLE_BATCH
 from tests.integration.test_user_prices import cli, ok, state
+from tests.price_files import TYPO
 
 SCRIPT = Path(sys.executable).with_name("miam-economies")
 
-PRICES = """\
-# USD per million tokens
-reference = "claude-sonnet-4-5"
-
-[modeles.claude-sonnet-4-5]
-input = 3
-output = 15
-cache_write = 3.75
-cache_read = 0.30
-
-[modeles."claude-opus-41"]
-input = 15
-output = 75
-cache_write = 18.75
-cache_read = 1.50
-"""
+PRICES = TYPO
 """The newcomer's file: Opus 4.1 misspelt, its table at line 10."""
 
 OPUS = "claude-opus-4-1-20250805"

@@ -11,7 +11,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from tests.fixtures.answers_92db6ba.make import HERE, answers, fixture_copy
+from tests.fixtures.answers_92db6ba.make import HERE, answers
+from tests.fixtures.store_ca63dfe.make import fixture_copy
 
 RECORDED: dict[str, Any] = json.loads((HERE / "answers.json").read_text(encoding="utf-8"))
 

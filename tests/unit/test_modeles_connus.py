@@ -14,32 +14,8 @@ import pytest
 from miam_economies.api.service.formules import UnknownFormula, unknown_formula
 from miam_economies.domain import tarifs, tarifs_v2
 from miam_economies.domain.modeles_connus import connu, inconnu, non_tarifes, proches
-from miam_economies.domain.tarifs_fichier import TarifsError, canonical, lire
-
-SONNET = """\
-reference = "claude-sonnet-4-5"
-
-[modeles.claude-sonnet-4-5]
-input = 3
-output = 15
-cache_write = 3.75
-cache_read = 0.30
-"""
-
-TYPO = SONNET + """
-[modeles."claude-opus-41"]
-input = 15
-output = 75
-cache_write = 18.75
-cache_read = 1.5
-"""
-"""The newcomer's file: line 9 is the misspelt model's table."""
-
-
-def refused(text: str) -> TarifsError:
-    with pytest.raises(TarifsError) as caught:
-        lire(text.encode(), "typo.toml")
-    return caught.value
+from miam_economies.domain.tarifs_fichier import canonical, lire
+from tests.price_files import SONNET, TYPO, refused
 
 
 @pytest.mark.parametrize("modele", [
@@ -66,10 +42,10 @@ def test_the_nearest_names_come_first_and_a_date_is_left_out() -> None:
 
 
 def test_a_misspelt_model_is_refused_at_its_table_with_the_nearest_names() -> None:
-    error = refused(TYPO)
-    assert (error.ligne, error.champ) == (9, "modeles.claude-opus-41")
+    error = refused(TYPO, "typo.toml")
+    assert (error.ligne, error.champ) == (10, "modeles.claude-opus-41")
     assert str(error).startswith(
-        "typo.toml:9: modeles.claude-opus-41: unknown model: no built-in price table has "
+        "typo.toml:10: modeles.claude-opus-41: unknown model: no built-in price table has "
         "it (did you mean claude-opus-4-1, ")
     assert "`hors_catalogue = true` in its table" in str(error)
 
@@ -89,22 +65,22 @@ def test_a_model_declared_outside_the_catalogue_is_read_and_not_recorded_as_a_pr
 
 
 @pytest.mark.parametrize(("text", "line", "field", "words"), [
-    (TYPO.replace("input = 15", "hors_catalogue = false\ninput = 15"), 9,
+    (TYPO.replace("input = 15", "hors_catalogue = false\ninput = 15"), 10,
      "modeles.claude-opus-41", "unknown model"),
-    (TYPO.replace("input = 15", 'hors_catalogue = "yes"\ninput = 15'), 10,
+    (TYPO.replace("input = 15", 'hors_catalogue = "yes"\ninput = 15'), 11,
      "modeles.claude-opus-41.hors_catalogue", "must be true or false"),
-    (TYPO.replace("input = 15", "hors_catalogue = 1\ninput = 15"), 10,
+    (TYPO.replace("input = 15", "hors_catalogue = 1\ninput = 15"), 11,
      "modeles.claude-opus-41.hors_catalogue", "must be true or false"),
     # The reference is a model too.
-    (SONNET.replace("claude-sonnet-4-5", "claude-sonet-4-5"), 3, "modeles.claude-sonet-4-5",
+    (SONNET.replace("claude-sonnet-4-5", "claude-sonet-4-5"), 4, "modeles.claude-sonet-4-5",
      "did you mean claude-sonnet-4-5"),
     # A fault in the prices comes first, as it did.
-    (TYPO.replace("input = 15", "input = -15"), 10, "modeles.claude-opus-41.input",
+    (TYPO.replace("input = 15", "input = -15"), 11, "modeles.claude-opus-41.input",
      "negative"),
 ])
 def test_each_fault_of_the_declaration_is_refused_with_its_line(text: str, line: int,
                                                                 field: str, words: str) -> None:
-    error = refused(text)
+    error = refused(text, "typo.toml")
     assert (error.ligne, error.champ) == (line, field)
     assert words in error.probleme
 
@@ -138,7 +114,7 @@ def test_the_docs_show_the_declaration_and_the_refusal_as_the_reader_gives_them(
     read = lire((first + "\n" + declared).encode(), "mes-prix.toml")
     assert "qwen-local" in read.catalogue.tarifs
     flat = " ".join(section.split())
-    error = refused(TYPO)  # line 9 here; the docs' file has a comment above: line 10
-    shown = str(error).replace("typo.toml:9:", "mes-prix.toml:10:").split("; events")[0]
+    error = refused(TYPO, "mes-prix.toml")  # the docs' file, its table at line 10 too
+    shown = str(error).split("; events")[0]
     assert f"`{shown}; ...`" in flat
     assert f"`{str(unknown_formula('mes-prx', ['mes-prix']))}`" in flat

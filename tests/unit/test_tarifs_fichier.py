@@ -26,17 +26,9 @@ from miam_economies.domain.tarifs_fichier import (
     lire,
 )
 from tests.conftest import EXAMPLE_BATCH
+from tests.price_files import SONNET, refused
 
-FILE = """\
-# USD per million tokens
-reference = "claude-sonnet-4-5"
-
-[modeles.claude-sonnet-4-5]
-input = 3
-output = 15
-cache_write = 3.75
-cache_read = 0.30
-
+FILE = SONNET + """
 [modeles."claude-opus-5"]
 input = 5
 output = 25
@@ -44,12 +36,6 @@ cache_write = 6.25
 cache_read = 0.50
 """
 """A valid file: line 8 is Sonnet's cache_read, line 10 Opus's header, 14 its cache_read."""
-
-
-def refused(text: str) -> TarifsError:
-    with pytest.raises(TarifsError) as caught:
-        lire(text.encode(), "prix.toml")
-    return caught.value
 
 
 def test_prices_are_read_exactly_never_as_binary_floats() -> None:
