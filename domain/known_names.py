@@ -81,9 +81,10 @@ def check_dimension(parametre: str, name: str, champs: Collection[str] | None,
     if field in champs:
         return True
     fields = sorted(champs)
+    what = (f"is neither a built-in dimension ({', '.join(built_in)}) nor" if built_in
+            else "is not")
     raise NotUnderstood(parametre, (
-        f"{parametre}: {name!r} is neither a built-in dimension "
-        f"({', '.join(built_in)}) nor a field of MIAM's journal: no demande's first line "
+        f"{parametre}: {name!r} {what} a field of MIAM's journal: no demande's first line "
         f"holds a scalar {field!r} (fields found: {', '.join(fields)})"
         f"{_suggestion(field, fields if prefixed else [*built_in, *fields])}"))
 

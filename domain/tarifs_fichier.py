@@ -155,6 +155,9 @@ def _row(row: Any, path: tuple[str, ...], fault: Callable[[tuple[str, ...], str]
         if key == HORS_CATALOGUE:
             if not isinstance(row[key], bool):
                 fault((*path, key), "must be true or false")
+        elif isinstance(row[key], dict):  # [modeles.claude-haiku-5.5]: TOML's dot
+            fault((*path, key), f"a table, not a price: a model name with a dot is quoted, "
+                                f'[modeles."{".".join((*path[1:], key))}"]')
         elif key not in PRIX:
             fault((*path, key), f"unknown price: a model has {', '.join(PRIX)}; "
                                 f"{HORS_CATALOGUE} if need be")

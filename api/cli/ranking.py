@@ -82,6 +82,10 @@ def classement(data: Path, database_url: str | None, fuseau: str | None,
         lu = classement_lu(data, par=par, minimum=minimum, selon=selon, apparier=apparier,
                            fuseau=fuseau, journal=journal, database_url=database_url,
                            lock_timeout=lock_timeout)
+    if not lu.champ_vu:  # the JSON's champ_vu: false, said where a person reads (0164)
+        click.echo("note: MIAM's journal has no line with a field yet, so whether "
+                   "--par or --apparier names one cannot be known: every demande is "
+                   "under (inconnu)", err=True)
     if as_json:
         _print_json(classement_answer(lu))
     elif as_csv:

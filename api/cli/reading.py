@@ -83,6 +83,10 @@ def bilan(data: Path, database_url: str | None, fuseau: str | None, journal: Pat
         lu = bilan_lu(data, par=par, depuis=depuis, jusqu_au=jusqu_au, fuseau=fuseau,
                       journal=journal, database_url=database_url,
                       lock_timeout=lock_timeout, puis=puis)
+    if not lu.champ_vu:  # the JSON's champ_vu: false, said where a person reads (0164)
+        click.echo("note: MIAM's journal has no line with a field yet, so whether "
+                   "--par or --puis names one cannot be known: every demande is "
+                   "under (inconnu)", err=True)
     if as_json:
         _print_json(bilan_answer(lu))
     elif as_csv:

@@ -164,6 +164,10 @@ def test_a_field_asked_before_the_journal_has_any_is_answered_and_says_so(
     finally:
         live.close()
     assert read_bilan(data, par="preset")["champ_vu"] is False
+    for args in (["bilan", "--par", "presets"], ["classement", "--par", "preset", "--csv"]):
+        done = subprocess.run([str(SCRIPT), *args, "--data", str(data)], capture_output=True,
+                              text=True, check=True)
+        assert "note: MIAM's journal has no line with a field yet" in done.stderr, args
     # No store at all: answered empty, saying so; a typo refused.
     missing = tmp_path / "missing"
     assert read_bilan(missing, par="preset")["champ_vu"] is False

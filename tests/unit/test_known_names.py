@@ -109,3 +109,12 @@ def test_a_prefixed_field_is_offered_only_the_journals_fields() -> None:
         check_dimension("par", "journal.fromat", FIELDS)
     assert str(refused.value).endswith("did you mean 'format'?")
     assert "no demande's first line holds a scalar 'fromat'" in str(refused.value)
+
+
+def test_a_task_field_is_refused_without_an_empty_list_of_built_ins() -> None:
+    with pytest.raises(NotUnderstood) as refused:
+        check_dimension("apparier", "tset_id", FIELDS, ())
+    assert str(refused.value).startswith(
+        "apparier: 'tset_id' is not a field of MIAM's journal: no demande's first line")
+    assert "()" not in str(refused.value)
+    assert str(refused.value).endswith("did you mean 'test_id'?")

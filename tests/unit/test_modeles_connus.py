@@ -118,3 +118,10 @@ def test_the_docs_show_the_declaration_and_the_refusal_as_the_reader_gives_them(
     shown = str(error).split("; events")[0]
     assert f"`{shown}; ...`" in flat
     assert f"`{str(unknown_formula('mes-prx', ['mes-prix']))}`" in flat
+
+
+def test_a_dotted_model_name_unquoted_is_told_to_be_quoted() -> None:
+    # [modeles.claude-haiku-5.5] is the table "5" inside the model "claude-haiku-5".
+    error = refused(SONNET + "\n[modeles.claude-haiku-5.5]\ninput = 1\n", "mes-prix.toml")
+    assert str(error) == ('mes-prix.toml:10: modeles.claude-haiku-5.5: a table, not a price: '
+                          'a model name with a dot is quoted, [modeles."claude-haiku-5.5"]')
