@@ -148,12 +148,40 @@ class ThrowawayPostgres:
             raise
         return self.url
 
+    def _reachable(self, folder: Path, as_user: dict[str, Any]) -> Path:
+        """``bindir``, or, when the user the server runs as cannot execute it (root's
+        clone in a folder of mode 0700, such as ``mktemp -d``'s, holding pgserver's
+        binaries), a copy of its installation in ``folder``, owned by that user: the
+        binaries find their libraries relative to themselves."""
+        if not as_user:
+            return self.bindir
+        try:
+            subprocess.run([str(self.bindir / "initdb"), "--version"], check=True,
+                           capture_output=True, **as_user)
+            return self.bindir
+        except PermissionError:
+            pass
+        # pgserver's layout: site-packages/pgserver/pginstall/bin, whose RPATH is
+        # $ORIGIN/../../../pgserver.libs (auditwheel's): both copied, as they lie.
+        install = self.bindir.parent
+        site = install.parent.parent
+        copy = folder / "site"
+        shutil.copytree(install, copy / install.relative_to(site), symlinks=True,
+                        ignore=shutil.ignore_patterns("include"))
+        libs = site / f"{install.parent.name}.libs"
+        if libs.is_dir():
+            shutil.copytree(libs, copy / libs.name, symlinks=True)
+        for path in (copy, *copy.rglob("*")):
+            os.chown(path, as_user["user"], as_user["group"], follow_symlinks=False)
+        return copy / self.bindir.relative_to(site)
+
     def _start(self, folder: Path) -> str:
         data, log = folder / "data", folder / "postgres.log"
         as_user = self._as_user()
+        bindir = self._reachable(folder, as_user)
         # --no-sync: nothing of it needs to survive a crash of the machine.
         made = subprocess.run(
-            [str(self.bindir / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust",
+            [str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust",
              "-E", "UTF8", "--no-locale", "--no-sync"],
             cwd=folder, capture_output=True, text=True, **as_user)
         if made.returncode != 0:
@@ -161,7 +189,7 @@ class ThrowawayPostgres:
         port = _free_port()
         with open(log, "ab") as out:
             self.process = subprocess.Popen(
-                [str(self.bindir / "postgres"), "-D", str(data), "-p", str(port),
+                [str(bindir / "postgres"), "-D", str(data), "-p", str(port),
                  "-c", "listen_addresses=127.0.0.1",
                  "-c", f"unix_socket_directories={folder}",
                  "-c", "fsync=off", "-c", "synchronous_commit=off",

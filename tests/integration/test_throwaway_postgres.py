@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -105,6 +106,25 @@ def test_the_pgserver_wheels_binaries_run_a_throwaway_server() -> None:
     if bindir is None:
         pytest.skip("pgserver has no wheel for this platform or Python (pyproject.toml)")
     server = throwaway_postgres.ThrowawayPostgres(bindir)
+    try:
+        with psycopg.connect(server.start(), autocommit=True) as db:
+            assert db.execute("SHOW server_encoding").fetchone() == ("UTF8",)
+    finally:
+        server.stop()
+
+
+def test_binaries_the_servers_user_cannot_reach_are_copied_for_it(tmp_path: Path) -> None:
+    # Root's fresh clone in a folder of mode 0700 (mktemp -d, as the newcomer check's):
+    # the server runs as postgres, which cannot execute pgserver's binaries there.
+    bindir = throwaway_postgres.pgserver_bindir()
+    if bindir is None or os.geteuid() != 0:
+        pytest.skip("needs pgserver's wheel and root (the server then runs as postgres)")
+    site = bindir.parents[2]
+    hidden = tmp_path / "hidden"
+    hidden.mkdir(mode=0o700)
+    shutil.copytree(site / "pgserver", hidden / "pgserver", symlinks=True)
+    shutil.copytree(site / "pgserver.libs", hidden / "pgserver.libs", symlinks=True)
+    server = throwaway_postgres.ThrowawayPostgres(hidden / bindir.relative_to(site))
     try:
         with psycopg.connect(server.start(), autocommit=True) as db:
             assert db.execute("SHOW server_encoding").fetchone() == ("UTF8",)
