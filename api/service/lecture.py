@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cached_property
 
 from miam_economies.api.service.results import BilanLu, ClassementLu
 from miam_economies.api.store.application import EventStore
@@ -116,11 +117,14 @@ class Lecture:
         no line with a field read). Raises ``NotUnderstood`` for a name that is neither."""
         if name is None or name in built_in:
             return True
-        return check_dimension(parametre, name, self.champs(), built_in)
+        return check_dimension(parametre, name, self.champs, built_in)
 
+    @cached_property
     def champs(self) -> frozenset[str] | None:
         """The fields of MIAM's journal as joined (scalars of the demandes' first lines:
-        ``BilanView.journal_fields``); None without a journal."""
+        ``BilanView.journal_fields``); None without a journal. Read once per ``Lecture``:
+        its reads share one state of the view, so a report's several dimensions ask it
+        once."""
         if self.journal is None:
             return None
         return self.projection.view.journal_fields(self.journal.key)

@@ -103,14 +103,14 @@ def report_data(services: Services, depuis: str | None = None,
         jour_affiche = lecture.bilan("jour", shown, shown)
         # A field the journal does not hold is no question of the user's (ADR-0164): its
         # chart says the journal lacks it, and it has no classement.
-        champs = lecture.champs()
+        champs = lecture.champs
         held = [field for field in JOURNAL_FIELDS if not champs or field in champs]
         par_champ = {field: lecture.bilan(field, depuis, jusqu_au, puis) for field in held}
         par_modele = lecture.bilan("modele", depuis, jusqu_au, puis)
         classes = {field: lecture.classement(field) for field in held}
     prix = par_jour.prix
     rate = None if prix is None else prix.usd_par_million
-    sommes = par_jour.groupes_sommes()
+    sommes = par_jour.par_cle()
     first = depuis or (min(sommes) if sommes else None)
     last = jusqu_au or (max(sommes) if sommes else None)
     jours = [{"jour": day, **sommes.get(day, Figures()).as_dict()}

@@ -112,14 +112,9 @@ class BilanLu:
         days the period's total (the ``bilan`` table's total row)."""
         return total(figures(cell) for _, _, cell in self.lignes())
 
-    def groupes_sommes(self) -> dict[str, Figures]:
-        """Each group of a one-dimension breakdown, every client summed, by key."""
-        return {cle: total(figures(cell) for cell in clients.values())
-                for cle, clients in self.groupes().items()}
-
     def par_cle(self) -> dict[str, Figures]:
         """Each key of ``par``, every client and every key of ``puis`` summed (tokens):
-        ``groupes_sommes`` for one dimension; for ``par=preset&puis=jour`` with bounded
+        each group's figures for one dimension; for ``par=preset&puis=jour`` with bounded
         days, each preset's figures over the period."""
         out: dict[str, Figures] = {}
         for keys, _, cell in self.lignes():

@@ -19,6 +19,8 @@ from miam_economies.api.service.reading import (
     read_bilan,
     read_classement,
 )
+from miam_economies.api.service.services import Services
+from miam_economies.domain.acceptance import accept_batch
 from miam_economies.domain.errors import MiamEconomiesError
 from miam_economies.domain.known_names import NotUnderstood
 from tests.conftest import LiveServer
@@ -213,3 +215,31 @@ def test_the_report_reads_only_the_journal_fields_there_are(
             assert (f'id="classement-{field}"' in page.text) == (field in held), field
     finally:
         live.close()
+
+
+class KnownFieldsContract:
+    """Per backend: the journal's fields are read from the view (a loose index scan of
+    ``journal_valeurs``), a typo refused and a field answered, on SQLite and PostgreSQL."""
+
+    def test_the_journals_fields_decide_on_every_backend(self, services: Services) -> None:
+        journal = services.settings.data / "delegations.jsonl"
+        journal.write_text("\n".join(journal_lines(EVENTS, seed=32)) + "\n")
+        services.store.append(accept_batch({"evenements": EVENTS[:300]}))
+        services.runner.catch_up()
+        with services.lire() as lecture:
+            assert {"preset", "format", "ok", "duree_s"} <= (lecture.champs or set())
+            assert "details" not in (lecture.champs or set())  # not a scalar
+        assert services.bilan("preset").champ_vu is True
+        assert services.classement("format", 1).champ_vu is True
+        with pytest.raises(NotUnderstood, match="did you mean 'preset'"):
+            services.bilan("presets")
+        with pytest.raises(NotUnderstood, match="apparier: 'fromat' is not a field"):
+            services.classement("preset", 1, "taux", "fromat")
+
+
+class TestKnownFieldsSQLite(KnownFieldsContract):
+    backend = "sqlite"
+
+
+class TestKnownFieldsPostgres(KnownFieldsContract):
+    backend = "postgresql"
