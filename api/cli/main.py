@@ -154,6 +154,15 @@ def _print_json(document: Any, indent: int | None = 2) -> None:
     sys.stdout.write("\n")
 
 
+def _note_champ_unseen(options: str) -> None:
+    """Say on standard error what an answer's ``"champ_vu": false`` says in its JSON
+    (ADR-0164): no journal line with a field was read yet, so whether ``options`` (the
+    command's, e.g. ``"--par or --puis"``) name a field cannot be known."""
+    click.echo("note: MIAM's journal has no line with a field yet, so whether "
+               f"{options} names one cannot be known: every demande is under (inconnu)",
+               err=True)
+
+
 def _check_zone(fuseau: str) -> None:
     """Raise ``click.BadParameter`` unless ``fuseau`` is an IANA zone name."""
     try:

@@ -12,6 +12,7 @@ from miam_economies.api.cli.csv_output import csv_option, one_output, print_csv
 from miam_economies.api.cli.main import (
     _check_zone,
     _console,
+    _note_champ_unseen,
     _print_json,
     data_option,
     fuseau_option,
@@ -82,10 +83,8 @@ def classement(data: Path, database_url: str | None, fuseau: str | None,
         lu = classement_lu(data, par=par, minimum=minimum, selon=selon, apparier=apparier,
                            fuseau=fuseau, journal=journal, database_url=database_url,
                            lock_timeout=lock_timeout)
-    if not lu.champ_vu:  # the JSON's champ_vu: false, said where a person reads (0164)
-        click.echo("note: MIAM's journal has no line with a field yet, so whether "
-                   "--par or --apparier names one cannot be known: every demande is "
-                   "under (inconnu)", err=True)
+    if not lu.champ_vu:
+        _note_champ_unseen("--par or --apparier")
     if as_json:
         _print_json(classement_answer(lu))
     elif as_csv:

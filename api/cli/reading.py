@@ -13,6 +13,7 @@ from miam_economies.api.cli.csv_output import csv_option, one_output, print_csv
 from miam_economies.api.cli.main import (
     _check_zone,
     _console,
+    _note_champ_unseen,
     _print_json,
     _store_settings,
     data_option,
@@ -83,10 +84,8 @@ def bilan(data: Path, database_url: str | None, fuseau: str | None, journal: Pat
         lu = bilan_lu(data, par=par, depuis=depuis, jusqu_au=jusqu_au, fuseau=fuseau,
                       journal=journal, database_url=database_url,
                       lock_timeout=lock_timeout, puis=puis)
-    if not lu.champ_vu:  # the JSON's champ_vu: false, said where a person reads (0164)
-        click.echo("note: MIAM's journal has no line with a field yet, so whether "
-                   "--par or --puis names one cannot be known: every demande is "
-                   "under (inconnu)", err=True)
+    if not lu.champ_vu:
+        _note_champ_unseen("--par or --puis")
     if as_json:
         _print_json(bilan_answer(lu))
     elif as_csv:
