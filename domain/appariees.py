@@ -13,7 +13,14 @@ from collections.abc import Mapping, Sequence
 from math import fsum, sqrt
 from typing import NamedTuple
 
-from miam_economies.domain.ecarts import Comparaison, Ecart, holm, taux_hold, unmeasured
+from miam_economies.domain.ecarts import (
+    MIN_CORRECTIONS,
+    Comparaison,
+    Ecart,
+    holm,
+    taux_hold,
+    unmeasured,
+)
 
 
 class Tache(NamedTuple):
@@ -73,10 +80,13 @@ def _paired(a: str, ta: Sequence[Means], b: str, tb: Sequence[Means], selon: str
         return ecart
     squares_a, squares_b = fsum(x[1] * x[1] for x in ta), fsum(y[1] * y[1] for y in tb)
     where = " on the common tasks"
-    hold_a, open_high = taux_hold(a, sca, sca * sca / squares_a if sca else 0.0, where)
-    hold_b, open_low = taux_hold(b, scb, scb * scb / squares_b if scb else 0.0, where)
+    ma = sca * sca / squares_a if sca else 0.0
+    mb = scb * scb / squares_b if scb else 0.0
+    hold_a, open_high = taux_hold(a, sca, ma, where)
+    hold_b, open_low = taux_hold(b, scb, mb, where)
+    k_min = MIN_CORRECTIONS / min(ma, mb) if min(ma, mb) > 0 else float("inf")
     return Ecart(a, b, ecart.difference, ecart.se, ecart.df, hold_a or hold_b, open_low,
-                 open_high, taches=count)
+                 open_high, taches=count, sizes=(count, count), k_min=k_min)
 
 
 def _mean_of(a: str, b: str, diffs: Sequence[float], difference: float | None = None
@@ -91,4 +101,4 @@ def _mean_of(a: str, b: str, diffs: Sequence[float], difference: float | None = 
     se = sqrt(fsum((d - mean) ** 2 for d in diffs) / (count - 1) / count)
     if se == 0:
         return unmeasured(a, b, difference, "no spread to judge by yet", count)
-    return Ecart(a, b, difference, se, count - 1, taches=count)
+    return Ecart(a, b, difference, se, count - 1, taches=count, sizes=(count, count))

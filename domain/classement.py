@@ -10,7 +10,7 @@ module holds the parameters' rules, the order and the ``Groupe`` of the answer.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, fields
 from fractions import Fraction
 from typing import Any
@@ -107,10 +107,14 @@ def parse_min(text: str) -> int:
 @dataclass(frozen=True, slots=True)
 class Groupe:
     """One group of the classement, the SPEC's fields in the SPEC's order (tokens; the
-    ratios and intervals as floats; ``rang`` None for a group that is not ranked)."""
+    ratios and intervals as floats; ``sessions`` the Claude Code sessions its demandes
+    come from, the unit of its variances, None for a group whose sessions are not kept
+    (``(inconnu)``, without intervals): ADR-0166; ``rang`` None for a group that is not
+    ranked)."""
 
     cle: str
     demandes: int
+    sessions: int | None
     evites: int
     pilotage: int
     corrections: int
@@ -161,20 +165,25 @@ def ordre(groupes: Mapping[str, Echantillon], minimum: int, selon: str = SELON
     return [(cle, e, ranked(e)) for cle, e in present]
 
 
-def classement(groupes: Mapping[str, Echantillon], minimum: int, selon: str = SELON
-               ) -> list[Groupe]:
+def classement(groupes: Mapping[str, Echantillon], minimum: int, selon: str = SELON,
+               unclustered: Collection[str] = ()) -> list[Groupe]:
     """The groups of ``ordre`` as the SPEC's ``Groupe``s: figures, intervals
     (``domain.intervalles``), ``suffisant`` and ``rang`` (1, 2, 3... for the ranked ones,
-    None for the others). Raises as ``ordre``."""
+    None for the others). The groups of ``unclustered`` have no kept sessions: no
+    ``sessions`` and no interval, which would be taken over demandes (ADR-0166). Raises
+    as ``ordre``."""
     out = []
     rang = 0
     for cle, e, ranked in ordre(groupes, minimum, selon):
         rang += ranked
+        kept = cle not in unclustered
         out.append(Groupe(
-            cle=cle, demandes=e.demandes, evites=e.evites, pilotage=e.pilotage,
+            cle=cle, demandes=e.demandes, sessions=e.sessions if kept else None,
+            evites=e.evites,
+            pilotage=e.pilotage,
             corrections=e.corrections, net=e.net, net_par_demande=e.net / e.demandes,
             taux_reprise=e.corrections / e.evites if e.evites > 0 else None,
-            intervalle_net_par_demande=intervalle_net_par_demande(e),
-            intervalle_taux_reprise=intervalle_taux_reprise(e),
+            intervalle_net_par_demande=intervalle_net_par_demande(e) if kept else None,
+            intervalle_taux_reprise=intervalle_taux_reprise(e) if kept else None,
             suffisant=e.demandes >= minimum, rang=rang if ranked else None))
     return out

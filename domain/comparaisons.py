@@ -3,8 +3,10 @@
 
 For every pair of ranked groups (a ranked above b), the criterion's difference a - b and
 its standard error by Welch's t from each group's sums (on the taux, the delta method on
-each ratio), judged by Holm's step-down (``domain.ecarts``). A group at most half the size
-of the other takes the larger one's spread as a floor for its own: a small sample of
+each ratio), the variances over each group's sessions and the degrees of freedom from
+their numbers (ADR-0166), judged by Holm's step-down (``domain.ecarts``). A group of at
+most half the other's sessions takes the larger one's spread per demande as a floor for
+its own: a small sample of
 skewed costs underestimates its spread exactly when it misses its rare large values,
 which is when it looks better or worse than it is; near-equal sizes need no floor, their
 skews cancel in the difference. On the taux, a group needs corrections to be compared
@@ -15,80 +17,122 @@ measure how often a verdict is wrong. Paired comparisons on common tasks:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from fractions import Fraction
+from collections.abc import Collection, Sequence
 from math import floor, sqrt
 
-from miam_economies.domain.ecarts import Comparaison, Ecart, holm, taux_hold, unmeasured
+from miam_economies.domain.ecarts import (
+    MIN_CORRECTIONS,
+    Comparaison,
+    Ecart,
+    holm,
+    taux_hold,
+    unmeasured,
+)
 from miam_economies.domain.echantillon import Echantillon
+from miam_economies.domain.intervalles import variance_net_par_demande, variance_taux_reprise
 
 FLOOR_RATIO = 2
-"""A group with at most 1/FLOOR_RATIO of the other's demandes takes the larger group's
-spread as a floor for its own (ADR-0081)."""
+"""A group with at most 1/FLOOR_RATIO of the other's sessions takes the larger group's
+spread per demande as a floor for its own (ADR-0081; counted in sessions: ADR-0166)."""
 
 
-def comparaisons(groupes: Sequence[tuple[str, Echantillon]], selon: str
-                 ) -> list[Comparaison]:
+UNCLUSTERED = "its demandes' sessions are not kept: no claim on it (ADR-0166)"
+"""Why a pair with a group of ``comparaisons``' ``unclustered`` is held back."""
+
+
+def comparaisons(groupes: Sequence[tuple[str, Echantillon]], selon: str,
+                 unclustered: Collection[str] = ()) -> list[Comparaison]:
     """The verdicts between ``groupes`` (in rank order: each pair's ``a`` is the higher
     ranked) on ``selon`` (``"taux"``: taux de reprise, less is ahead; ``"net"``: net per
-    demande, more is ahead), from each group's own demandes (ADR-0081)."""
+    demande, more is ahead), from each group's own demandes (ADR-0081). A pair with a
+    group of ``unclustered`` (whose sessions are not kept: ``(inconnu)``) is held back,
+    its difference shown without an interval (ADR-0166)."""
     stats = {cle: _stats(e, selon) for cle, e in groupes}
     ecarts = []
     for i, (a, ea) in enumerate(groupes):
         for b, eb in groupes[i + 1:]:
+            if a in unclustered or b in unclustered:
+                # No interval either: one over demandes is what ADR-0166 rejects.
+                held = a if a in unclustered else b
+                ecarts.append(unmeasured(a, b, stats[a][0] - stats[b][0],
+                                         f"{held}: {UNCLUSTERED}"))
+                continue
             ecarts.append(_welch(a, ea, stats[a], b, eb, stats[b], selon))
     return holm(ecarts, selon)
 
 
+def ecart(a: str, ea: Echantillon, b: str, eb: Echantillon, selon: str) -> Ecart:
+    """Two samples' pair before Holm (``Ecart``): the criterion's difference a - b, its
+    Welch standard error over sessions, the size floor and the taux holds, as every pair
+    of the classement is formed (``domain.derive`` compares a group's recent period with
+    the rest of its history this way)."""
+    return _welch(a, ea, _stats(ea, selon), b, eb, _stats(eb, selon), selon)
+
+
 def _stats(e: Echantillon, selon: str) -> tuple[float, float]:
-    """A group's figure and the variance of one demande's contribution to it (computed
-    exactly from the sums, then one conversion to float)."""
-    n = e.demandes
-    if n < 2:
-        return (e.net / n if selon == "net" else e.corrections / e.evites), 0.0
+    """A group's figure and its variance (``domain.intervalles``: over its sessions,
+    never below the per-demande one; 0.0 below 2 sessions), exact before one conversion
+    to float."""
     if selon == "net":
-        return e.net / n, float(Fraction(n * e.net_squared - e.net * e.net, n * (n - 1)))
-    # The linearised ratio: z = c - R·e per demande, Σz = 0; Var(R̂) = s_z² / (n·ē²),
-    # with R = C/E: n²·Σz² / (E²·(n - 1)) = n²(E²Σc² - 2CEΣec + C²Σe²) / (E⁴(n - 1)).
-    c, x = e.corrections, e.evites
-    spread = c * c * e.evites_squared - 2 * c * x * e.evites_times_corrections \
-        + x * x * e.corrections_squared
-    return c / x, float(Fraction(n * n * spread, x ** 4 * (n - 1)))
+        figure, variance = e.net / e.demandes, variance_net_par_demande(e)
+    else:
+        figure, variance = e.corrections / e.evites, variance_taux_reprise(e)
+    return figure, 0.0 if variance is None else float(variance)
 
 
 def _welch(a: str, ea: Echantillon, sa: tuple[float, float], b: str, eb: Echantillon,
            sb: tuple[float, float], selon: str) -> Ecart:
     na, nb = ea.demandes, eb.demandes
+    ka, kb = ea.sessions, eb.sessions
     difference = sa[0] - sb[0]
     if min(na, nb) < 2:
         small = a if na < nb else b
         return unmeasured(a, b, difference, f"fewer than 2 demandes in {small}")
-    va, vb = sa[1] / na, sb[1] / nb
-    se, df = _welch_se_df(va, na, vb, nb)
+    if min(ka, kb) < 2:
+        small = a if ka < kb else b
+        return unmeasured(a, b, difference, f"fewer than 2 sessions in {small}")
+    va, vb = sa[1], sb[1]
+    se, df = _welch_se_df(va, ka, vb, kb)
     unfloored = note = None
-    if max(na, nb) >= FLOOR_RATIO * min(na, nb):
-        # The smaller group's spread is at least the larger one's.
-        small, large = (a, b) if na < nb else (b, a)
-        note = (f"unequal sizes: {small} has {min(na, nb):,} demandes against "
-                f"{max(na, nb):,}, too few to know its spread")
-        if na < nb and sa[1] < sb[1]:
-            unfloored, (se, df) = (se, df), _welch_se_df(sb[1] / na, na, vb, nb)
-        elif nb < na and sb[1] < sa[1]:
-            unfloored, (se, df) = (se, df), _welch_se_df(va, na, sa[1] / nb, nb)
+    if max(ka, kb) >= FLOOR_RATIO * min(ka, kb):
+        # The group of fewer sessions has a spread per demande at least the other's: a
+        # variance of its figure at least the other's scaled by their demandes.
+        small, large = (a, b) if ka < kb else (b, a)
+        note = f"unequal sizes: {_sizes(small, ea, eb) if small == a else _sizes(small, eb, ea)}"
+        if ka < kb and va * na < vb * nb:
+            unfloored, (se, df) = (se, df), _welch_se_df(vb * nb / na, ka, vb, kb)
+        elif kb < ka and vb * nb < va * na:
+            unfloored, (se, df) = (se, df), _welch_se_df(va, ka, va * na / nb, kb)
     if se == 0:
         return unmeasured(a, b, difference, "no spread to judge by yet")
-    hold, open_low, open_high = None, False, False
+    hold, open_low, open_high, k_min = None, False, False, 1.0
     if selon == "taux":
-        hold_a, open_high = taux_hold(a, ea.corrections, float(ea.corrections_effectives))
-        hold_b, open_low = taux_hold(b, eb.corrections, float(eb.corrections_effectives))
+        ma, mb = float(ea.corrections_effectives), float(eb.corrections_effectives)
+        hold_a, open_high = taux_hold(a, ea.corrections, ma)
+        hold_b, open_low = taux_hold(b, eb.corrections, mb)
         hold = hold_a or hold_b
-    return Ecart(a, b, difference, se, df, hold, open_low, open_high, unfloored, note)
+        # Corrections come in proportion to the data: k times the sessions lift a hold
+        # of too few once k·m reaches the minimum; none yet, no size can be told.
+        k_min = MIN_CORRECTIONS / min(ma, mb) if min(ma, mb) > 0 else float("inf")
+    return Ecart(a, b, difference, se, df, hold, open_low, open_high, unfloored, note,
+                 sizes=(na, nb), k_min=k_min)
 
 
-def _welch_se_df(va: float, na: int, vb: float, nb: int) -> tuple[float, int]:
-    """Welch's standard error and Satterthwaite's degrees of freedom, rounded down."""
+def _sizes(cle: str, small: Echantillon, large: Echantillon) -> str:
+    """Why the floor binds, in words: the smaller group's size against the larger's, in
+    demandes where every session holds one, else in sessions."""
+    if small.sessions == small.demandes and large.sessions == large.demandes:
+        return (f"{cle} has {small.demandes:,} demandes against {large.demandes:,}, too few "
+                "to know its spread")
+    return (f"{cle} has {small.demandes:,} demandes in {small.sessions:,} sessions against "
+            f"{large.sessions:,} sessions, too few to know its spread")
+
+
+def _welch_se_df(va: float, ka: int, vb: float, kb: int) -> tuple[float, int]:
+    """Welch's standard error from the two figures' variances and Satterthwaite's degrees
+    of freedom from their sessions (ka - 1, kb - 1), rounded down."""
     v = va + vb
     if v == 0:
-        return 0.0, na + nb - 2
-    df = v * v / (va * va / (na - 1) + vb * vb / (nb - 1))
+        return 0.0, ka + kb - 2
+    df = v * v / (va * va / (ka - 1) + vb * vb / (kb - 1))
     return sqrt(v), max(1, floor(df))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from math import ceil, floor, sqrt
 from typing import Any
 
 from miam_economies.domain.intervalles import Intervalle
@@ -40,16 +41,21 @@ class Comparaison:
     verdict: str
     raison: str | None
     taches: int | None = None
+    a_completer: tuple[int, int] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The wire shape: the fields in order, the interval a list, ``taches`` only for a
-        paired comparison."""
+        paired comparison, ``a_completer`` (``{"a": n, "b": m}`` or null) only for an
+        ``indiscernable`` one."""
         out: dict[str, Any] = {"a": self.a, "b": self.b, "difference": self.difference,
                                "intervalle": None if self.intervalle is None
                                else list(self.intervalle),
                                "verdict": self.verdict, "raison": self.raison}
         if self.taches is not None:
             out["taches"] = self.taches
+        if self.verdict == "indiscernable":
+            out["a_completer"] = (None if self.a_completer is None else
+                                  {"a": self.a_completer[0], "b": self.a_completer[1]})
         return out
 
 
@@ -61,7 +67,9 @@ class Ecart:
     (se, df) the pair would have without the size floor, when the floor bound, and
     ``floor_note`` the reason to give if the floor alone holds a claim back;
     ``measured`` False when there is no spread to judge by (no interval); ``taches`` the
-    common tasks of a paired comparison."""
+    common tasks of a paired comparison; ``sizes`` the demandes (or, paired, the common
+    tasks) of a and b that ``se`` was measured on, which ``a_completer`` scales, at least
+    by ``k_min`` (what lifts a taux hold: ``MIN_CORRECTIONS`` effective corrections)."""
 
     a: str
     b: str
@@ -75,6 +83,8 @@ class Ecart:
     floor_note: str | None = None
     measured: bool = True
     taches: int | None = None
+    sizes: tuple[int, int] | None = None
+    k_min: float = 1.0
 
 
 def unmeasured(a: str, b: str, difference: float | None, why: str,
@@ -111,12 +121,12 @@ def holm(ecarts: Sequence[Ecart], selon: str) -> list[Comparaison]:
         ecart = ecarts[i]
         k = m - step if stopped_at is None else stopped_at
         level = 1 - alpha / (2 * k)
-        bounds = _bounds(ecart, ecart.se, ecart.df, level)
-        separated = (stopped_at is None and bounds is not None
-                     and (bounds[0] > 0 or bounds[1] < 0))
+        got = bounds(ecart, ecart.se, ecart.df, level)
+        separated = (stopped_at is None and got is not None
+                     and (got[0] > 0 or got[1] < 0))
         if stopped_at is None and not separated:
             stopped_at = k
-        out[i] = _verdict(ecart, bounds, separated, level, selon)
+        out[i] = _verdict(ecart, got, separated, level, selon)
     return [c for c in out if c is not None]
 
 
@@ -126,27 +136,67 @@ def _p_value(ecart: Ecart) -> float:
     return t_two_sided(ecart.difference / ecart.se, ecart.df)
 
 
-def _bounds(ecart: Ecart, se: float, df: int, level: float) -> tuple[float, float] | None:
+def bounds(ecart: Ecart, se: float, df: int, level: float) -> tuple[float, float] | None:
+    """The interval difference ± t(level; df)·se of a measured pair, else None."""
     if not ecart.measured or ecart.difference is None:
         return None
     half = t_quantile(level, df) * se
     return ecart.difference - half, ecart.difference + half
 
 
-def _verdict(ecart: Ecart, bounds: tuple[float, float] | None, separated: bool,
+def _verdict(ecart: Ecart, got: tuple[float, float] | None, separated: bool,
              level: float, selon: str) -> Comparaison:
     intervalle: Intervalle | None = None
-    if bounds is not None:
-        intervalle = (None if ecart.open_low else bounds[0],
-                      None if ecart.open_high else bounds[1])
+    if got is not None:
+        intervalle = (None if ecart.open_low else got[0],
+                      None if ecart.open_high else got[1])
     verdict, raison = "indiscernable", ecart.hold
     if separated and raison is None:
-        assert bounds is not None
-        a_ahead = bounds[0] > 0 if selon == "net" else bounds[1] < 0
+        assert got is not None
+        a_ahead = got[0] > 0 if selon == "net" else got[1] < 0
         verdict = "a_devant" if a_ahead else "b_devant"
     elif raison is None and ecart.unfloored is not None:
-        unfloored = _bounds(ecart, *ecart.unfloored, level)
+        unfloored = bounds(ecart, *ecart.unfloored, level)
         if unfloored is not None and (unfloored[0] > 0 or unfloored[1] < 0):
             raison = ecart.floor_note
+    # A pair held back (too few corrections yet) still says what its spread so far asks.
+    more = a_completer(ecart, level) if verdict == "indiscernable" else None
     return Comparaison(ecart.a, ecart.b, ecart.difference, intervalle, verdict, raison,
-                       ecart.taches)
+                       ecart.taches, more)
+
+
+def a_completer(ecart: Ecart, level: float) -> tuple[int, int] | None:
+    """About how many more demandes a and b need (``ecart.sizes`` scaled alike: new
+    sessions like the old ones) for a true difference of the size observed to be told at
+    ``level``: the smallest factor k, at least ``ecart.k_min``, with
+    t(level; df·k)·se/√k <= |difference| (by bisection), the standard error shrinking as
+    1/√k and the degrees of freedom growing with the sessions; then
+    (n_a·(k - 1), n_b·(k - 1)), rounded up. At k, such a
+    difference is told about half the time (``tests.simulation.more_data`` measures how
+    often within a factor of two; ADR-0167). None when the difference is 0 or
+    unmeasured, or past a million times the data (no size tells it)."""
+    d = ecart.difference
+    if (not ecart.measured or d is None or d == 0 or ecart.se <= 0 or ecart.sizes is None
+            or ecart.k_min == float("inf")):
+        return None
+    se, df, size = ecart.se, ecart.df, abs(d)
+
+    def told(k: float) -> bool:
+        # The standard error shrinks as 1/√k; the degrees of freedom grow with the data.
+        return t_quantile(level, max(1, floor(df * k))) * se / sqrt(k) <= size
+
+    low = high = max(1.0, ecart.k_min)
+    while not told(high):  # t only falls as k grows: told(k) stays true past its root
+        low, high = high, high * 2
+        if high > _MAX_FACTOR:
+            return None
+    while high - low > 1e-4 * low:
+        middle = (low + high) / 2
+        low, high = (low, middle) if told(middle) else (middle, high)
+    k = high
+    na, nb = ecart.sizes
+    return ceil(max(0.0, na * (k - 1))), ceil(max(0.0, nb * (k - 1)))
+
+
+_MAX_FACTOR = 1e6
+"""Past this factor on the data a difference is taken as one no size tells."""

@@ -1,11 +1,16 @@
-"""A group's sample: the exact sums over its demandes that every figure, interval and
-verdict of the classement is computed from (pure; ADR-0073).
+"""A group's sample: the exact sums over its demandes, and over its sessions, that every
+figure, interval and verdict of the classement is computed from (pure; ADR-0073,
+ADR-0166).
 
 The unit is a demande whose delegation has arrived, with the per-demande view's figures
 (tokens): its delegation's ``evites``, its pilotage share, its corrections, and
-``net = evites - pilotage - corrections``. Sums add, so a projection keeps them
-incrementally and reads a classement without the demandes; they stay exact ints at any
-size (ADR-0051), and only ratios and intervals are floats, computed at read time.
+``net = evites - pilotage - corrections``. A demande belongs to its delegation's session
+(``session_id``): the demandes of one Claude Code session share a repository, a difficulty
+and a subagent's turns, so the variances of the classement are taken over sessions
+(cluster-robust, ADR-0166), from the sums of each session's totals' squares and products.
+Sums add, so a projection keeps them incrementally and reads a classement without the
+demandes; they stay exact ints at any size (ADR-0051), and only ratios and intervals are
+floats, computed at read time.
 """
 
 from __future__ import annotations
@@ -14,17 +19,29 @@ from collections.abc import Iterable
 from dataclasses import astuple, dataclass
 from fractions import Fraction
 
+Row = tuple[int, int, int]
+"""One demande's ``(evites, pilotage, corrections)``, tokens."""
+
 
 @dataclass(frozen=True, slots=True)
 class Echantillon:
-    """The exact sums over one group's demandes (tokens; squares in tokens²).
+    """The exact sums over one group's demandes and sessions (tokens; squares in tokens²).
 
-    ``demandes`` counts them; ``evites``, ``pilotage`` and ``corrections`` sum their
-    figures; ``evites_squared``, ``corrections_squared``, ``evites_times_corrections`` and
-    ``net_squared`` sum e², c², e·c and (e - p - c)² per demande. ``a + b`` is the sample
-    of both groups of demandes; ``a - b`` takes ``b``'s demandes out again: a demande's
-    figures change as its pilotages and corrections arrive, so a fold replaces its
-    contribution, ``groupe - Echantillon.demande(*old) + Echantillon.demande(*new)``.
+    Per demande: ``demandes`` counts them; ``evites``, ``pilotage`` and ``corrections``
+    sum their figures; ``evites_squared``, ``corrections_squared``,
+    ``evites_times_corrections`` and ``net_squared`` sum e², c², e·c and (e - p - c)².
+
+    Per session (each session's totals n_s, E_s, C_s, net_s over the group's demandes of
+    that session): ``sessions`` counts the sessions with a demande; ``session_demandes_squared``
+    sums n_s², ``session_net_squared`` net_s², ``session_demandes_times_net`` n_s·net_s,
+    ``session_evites_squared`` E_s², ``session_corrections_squared`` C_s² and
+    ``session_evites_times_corrections`` E_s·C_s. Where every session holds one demande,
+    these equal the per-demande sums (and the classement today's per-demande answer).
+
+    ``a + b`` is the sample of both groups when they share no session; ``a - b`` takes
+    ``b``'s demandes out again when they are whole sessions of ``a``. A projection, whose
+    sessions gain demandes one at a time, replaces a session's contribution instead
+    (``session_sums_of`` of its totals after, minus before: ADR-0166).
     """
 
     demandes: int = 0
@@ -35,35 +52,63 @@ class Echantillon:
     corrections_squared: int = 0
     evites_times_corrections: int = 0
     net_squared: int = 0
+    sessions: int = 0
+    session_demandes_squared: int = 0
+    session_net_squared: int = 0
+    session_demandes_times_net: int = 0
+    session_evites_squared: int = 0
+    session_corrections_squared: int = 0
+    session_evites_times_corrections: int = 0
 
     @staticmethod
     def demande(evites: int, pilotage: int, corrections: int) -> Echantillon:
-        """The sample of one demande with these figures (tokens)."""
-        return Echantillon(*Echantillon.sums_of(evites, pilotage, corrections))
+        """The sample of one demande with these figures (tokens), alone in its session."""
+        return Echantillon.of_sessions([[(evites, pilotage, corrections)]])
 
     @staticmethod
     def sums_of(evites: int, pilotage: int, corrections: int) -> tuple[int, ...]:
-        """The eight sums of one demande with these figures, in field order, as a plain
-        tuple: what a projection adds per demande without building a sample object."""
+        """The eight per-demande sums of one demande with these figures, in field order,
+        as a plain tuple: what a projection adds per demande without building a sample
+        object (its session's sums: ``session_sums_of``)."""
         net = evites - pilotage - corrections
         return (1, evites, pilotage, corrections, evites * evites,
                 corrections * corrections, evites * corrections, net * net)
 
     @staticmethod
-    def of(rows: Iterable[tuple[int, int, int]]) -> Echantillon:
-        """The sample of demandes given as ``(evites, pilotage, corrections)`` (tokens)."""
-        n = e = p = c = ee = cc = ec = nn = 0
-        for evites, pilotage, corrections in rows:  # local sums: no object per demande
-            net = evites - pilotage - corrections
-            n += 1
-            e += evites
-            p += pilotage
-            c += corrections
-            ee += evites * evites
-            cc += corrections * corrections
-            ec += evites * corrections
-            nn += net * net
-        return Echantillon(n, e, p, c, ee, cc, ec, nn)
+    def session_sums_of(demandes: int, evites: int, pilotage: int, corrections: int
+                        ) -> tuple[int, ...]:
+        """The seven per-session sums (``sessions`` ... ``session_evites_times_corrections``,
+        in field order) of one session whose demandes in the group total these figures
+        (tokens): all 0 for a session without a demande."""
+        if demandes == 0:
+            return (0, 0, 0, 0, 0, 0, 0)
+        net = evites - pilotage - corrections
+        return (1, demandes * demandes, net * net, demandes * net, evites * evites,
+                corrections * corrections, evites * corrections)
+
+    @staticmethod
+    def of(rows: Iterable[Row]) -> Echantillon:
+        """The sample of demandes given as ``(evites, pilotage, corrections)`` (tokens),
+        each in a session of its own (independent demandes)."""
+        return Echantillon.of_sessions([row] for row in rows)
+
+    @staticmethod
+    def of_sessions(sessions: Iterable[Iterable[Row]]) -> Echantillon:
+        """The sample of demandes given session by session: each item the
+        ``(evites, pilotage, corrections)`` of one session's demandes (tokens)."""
+        sums = [0] * 15
+        for session in sessions:
+            n = e = p = c = 0
+            for evites, pilotage, corrections in session:
+                for i, value in enumerate(Echantillon.sums_of(evites, pilotage, corrections)):
+                    sums[i] += value
+                n += 1
+                e += evites
+                p += pilotage
+                c += corrections
+            for i, value in enumerate(Echantillon.session_sums_of(n, e, p, c), start=8):
+                sums[i] += value
+        return Echantillon(*sums)
 
     def __add__(self, other: Echantillon) -> Echantillon:
         return Echantillon(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
@@ -79,9 +124,12 @@ class Echantillon:
     @property
     def corrections_effectives(self) -> Fraction:
         """How many equal corrections would carry the corrections' sum as unevenly as
-        these do: (Σc)²/Σc² (Kish's effective count; k when k demandes have the same
-        correction, about 1 when one carries the sum). 0 without corrections. The taux
-        interval's gamma shape and the taux verdicts' hold read it (ADR-0081)."""
-        if self.corrections_squared <= 0:
+        these do, counted over sessions: (ΣC)²/ΣC_s² (Kish's effective count, each
+        session's corrections one; k when k sessions have the same corrections, about 1
+        when one carries the sum; never more than the per-demande count, since
+        corrections are never negative). 0 without corrections. The taux interval's gamma
+        shape and the taux verdicts' hold read it (ADR-0081, ADR-0166)."""
+        squares = max(self.corrections_squared, self.session_corrections_squared)
+        if squares <= 0:
             return Fraction(0)
-        return Fraction(self.corrections * self.corrections, self.corrections_squared)
+        return Fraction(self.corrections * self.corrections, squares)

@@ -66,7 +66,8 @@ def phrases(ranked: Sequence[str], comparaisons: Sequence[Mapping[str, Any]]
             ) -> list[str]:
     """The verdicts as sentences: ``"<x> devant <y> (99 %)"`` for each pair told apart,
     then ``"indiscernables : <x>, <y>..."`` for each set of two or more groups not told
-    apart, then ``"<a> / <b> : <raison>"`` for each claim held back."""
+    apart, then ``"<a> / <b> : <raison>"`` for each claim held back, then what more data
+    each held pair needs (``more_words``)."""
     out = []
     for c in comparaisons:
         if c["verdict"] == "a_devant":
@@ -77,4 +78,27 @@ def phrases(ranked: Sequence[str], comparaisons: Sequence[Mapping[str, Any]]
         out += [f"indiscernables : {', '.join(s)}" for s in ensembles(ranked, comparaisons)
                 if len(s) > 1]
     out += [f"{c['a']} / {c['b']} : {c['raison']}" for c in comparaisons if c["raison"]]
+    out += [f"{c['a']} / {c['b']} : {more_words(c)}" for c in comparaisons
+            if c.get("a_completer")]
     return out
+
+
+def about(n: int) -> str:
+    """``n`` to two significant digits, with thousands separators ("about 1,200")."""
+    if n < 100:
+        return f"{n:,}"
+    digits = len(str(n)) - 2
+    return f"{round(n, -digits):,}"
+
+
+def more_words(c: Mapping[str, Any]) -> str:
+    """A held pair's ``a_completer`` in words: "about 400 more demandes of rapide and
+    380 of code would tell a difference of this size (99 %)" (ADR-0167)."""
+    more = c["a_completer"]
+    unit = "common tasks" if "taches" in c else "demandes"
+    if "taches" in c:
+        return (f"about {about(more['a'])} more {unit} would tell a difference of this "
+                f"size ({LEVEL})")
+    return (f"about {about(more['a'])} more {unit} of {c['a']} and {about(more['b'])} of "
+            f"{c['b']} would tell a difference of this size ({LEVEL})")
+

@@ -31,9 +31,11 @@ from miam_economies.domain.formulas import Formule
 
 class DelegationVue(NamedTuple):
     """A demande's delegation as the per-demande view keeps it (contract, "Événement
-    delegation"): the attributes of the delegation with the smallest ``id``, and token
-    counts summed over its delegations (normally exactly one). A named tuple: one is
-    built per folded delegation, at a fifth of a frozen dataclass's cost (ADR-0062)."""
+    delegation"): the attributes of the delegation with the smallest ``id`` (its
+    ``session_id`` too: the Claude Code session the demande belongs to in the classement,
+    ADR-0166), and token counts summed over its delegations (normally exactly one). A
+    named tuple: one is built per folded delegation, at a fifth of a frozen dataclass's
+    cost (ADR-0062)."""
 
     id: str
     agent_id: str | None
@@ -46,6 +48,7 @@ class DelegationVue(NamedTuple):
     ecrits: int
     consigne: int
     rendus: int
+    session_id: str
 
     def merge(self, other: DelegationVue) -> DelegationVue:
         """Two delegations under one demande_id (a plugin bug): smallest id's attributes,
@@ -66,7 +69,7 @@ class DelegationVue(NamedTuple):
         e = d.estimation
         return DelegationVue(d.id, d.agent_id, d.par_subagent, d.retour, e.methode,
                              d.tokens_entree, d.tokens_sortie, e.lus, e.ecrits, e.consigne,
-                             e.rendus)
+                             e.rendus, d.session_id)
 
 
 @dataclass(slots=True)

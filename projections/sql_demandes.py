@@ -11,12 +11,19 @@ from miam_economies.projections.delta import PageDelta
 from miam_economies.projections.sql_dialect import SqlDialect
 from miam_economies.projections.sql_schema import Cursor, chunks
 
-Before = dict[tuple[str, str], tuple[int, int, int, int]]
-"""The stored figures ``(delegations, evites, pilotage, corrections)`` of a page's
-demandes by ``(client, demande_id)``, before the page is folded (absent: never seen)."""
+Stored = tuple[int, int, int, int, str | None, str | None]
+"""One demande's stored ``(delegations, evites, pilotage, corrections, delegation_id,
+session_id)``: figures (tokens), then the smallest delegation id and its session (None
+until a delegation arrives)."""
 
-_ATTRIBUTES = ("agent_id", "par_subagent", "retour", "methode", "delegation_id")
-"""A delegation's attributes, taken from the delegation with the smallest id (ADR-0006)."""
+Before = dict[tuple[str, str], Stored]
+"""The stored rows (``Stored``) of a page's demandes by ``(client, demande_id)``, before
+the page is folded (absent: never seen)."""
+
+_ATTRIBUTES = ("agent_id", "par_subagent", "retour", "methode", "session_id",
+               "delegation_id")
+"""A delegation's attributes, taken from the delegation with the smallest id (ADR-0006;
+its session too: ADR-0166)."""
 
 
 class DemandesWriter:
@@ -34,7 +41,7 @@ class DemandesWriter:
             f"{col} = CASE WHEN {take} THEN excluded.{col} ELSE bilan_demandes.{col} END"
             for col in _ATTRIBUTES)
         self._demandes = (
-            "INSERT INTO bilan_demandes VALUES (" + ", ".join("?" * 20) + ") "
+            "INSERT INTO bilan_demandes VALUES (" + ", ".join("?" * 21) + ") "
             "ON CONFLICT (projection, demande_id, client) DO UPDATE SET "
             + dialect.added("bilan_demandes",
                             ("delegations", "pilotages", "corrections_nombre"),
@@ -53,16 +60,18 @@ class DemandesWriter:
 
     @staticmethod
     def before(c: Cursor, name: str, delta: PageDelta) -> Before:
-        """The stored figures of ``delta``'s demandes in projection ``name``, before the
-        page is folded (see ``Before``): what the classement's samples subtract."""
+        """The stored rows of ``delta``'s demandes in projection ``name``, before the
+        page is folded (see ``Before``): what the classement's samples subtract, and the
+        session each demande was counted in."""
         before: Before = {}
         ids = sorted({demande_id for _, demande_id in delta.demandes})
         for chunk in chunks(ids):
-            c.execute("SELECT client, demande_id, delegations, evites, pilotage, corrections "
-                      "FROM bilan_demandes WHERE projection = ? "
+            c.execute("SELECT client, demande_id, delegations, evites, pilotage, corrections, "
+                      "delegation_id, session_id FROM bilan_demandes WHERE projection = ? "
                       f"AND demande_id IN ({','.join('?' * len(chunk))})", [name, *chunk])
-            for client, demande_id, *figures in c.fetchall():
-                before[(client, demande_id)] = tuple(map(int, figures))  # type: ignore[assignment]
+            for client, demande_id, dl, e, p, k, delegation_id, session_id in c.fetchall():
+                before[(client, demande_id)] = (dl, int(e), int(p), int(k), delegation_id,
+                                                session_id)
         return before
 
     def fold(self, c: Cursor, name: str, delta: PageDelta) -> None:
@@ -86,7 +95,7 @@ class DemandesWriter:
                 rows.append((name, demande_id, client, f.delegations, tk(f.evites),
                              tk(f.pilotage), tk(f.corrections), d.pilotages,
                              d.corrections_nombre, None, None, None, None, None,
-                             0, 0, 0, 0, 0, 0))
+                             0, 0, 0, 0, 0, 0, None))
                 # Links serve only en_attente, which reads those of demandes without any
                 # delegation; a demande whose delegation is in this page never is one
                 # again (its count of delegations only grows): its links are not written.
@@ -97,7 +106,8 @@ class DemandesWriter:
                              tk(f.pilotage), tk(f.corrections), d.pilotages,
                              d.corrections_nombre, v.id, v.agent_id, v.par_subagent,
                              v.retour, v.methode, tk(v.tokens_entree), tk(v.tokens_sortie),
-                             tk(v.lus), tk(v.ecrits), tk(v.consigne), tk(v.rendus)))
+                             tk(v.lus), tk(v.ecrits), tk(v.consigne), tk(v.rendus),
+                             v.session_id))
             for outil, (cout, nombre) in d.par_outil.items():
                 outils.append((name, demande_id, client, outil, tk(cout), nombre))
         c.executemany(self._demandes, rows)

@@ -9,9 +9,9 @@ joined with ``journal_valeurs`` on the projection's journal, and three writes ke
 * a page's fold adds each demande's delta to the groups of its journal values
   (``GroupsWriter.fold``);
 * journal lines joined later bring their demandes' figures so far (``GroupsWriter.join``);
-* ``GroupsWriter.rebuild`` computes them again from scratch, with the classement's samples, in
-  one aggregation streamed a chunk at a time: what a replay does once at its end instead
-  of per page (ADR-0062, ADR-0114).
+* ``GroupsWriter.rebuild`` computes them again from scratch, with the classement's samples
+  and their sessions, in one aggregation streamed a chunk at a time: what a replay does
+  once at its end instead of per page (ADR-0062, ADR-0114, ADR-0166).
 
 Each write also keeps the groups by day of the fields that have them
 (``sql_groups_jours``, ADR-0133).
@@ -31,12 +31,14 @@ from miam_economies.projections.sql_dialect import SqlDialect
 from miam_economies.projections.sql_groups_jours import DayGroupsWriter
 from miam_economies.projections.sql_samples import (
     CLIENT_WIDE,
+    SAMPLE_SUMS,
     SamplesWriter,
     contribution,
     samples_by_projection,
     summed_by_key,
 )
 from miam_economies.projections.sql_schema import TOKEN_LIMIT, Cursor, chunks
+from miam_economies.projections.sql_sessions import NO_SESSION_CHANGE, SessionKey, add_totals
 from miam_economies.projections.view import JournalLine
 
 _FIGURES_OF_D = "d.delegations, d.evites, d.pilotage, d.corrections"
@@ -47,12 +49,13 @@ _NET = "(d.evites - d.pilotage - d.corrections)"
 _SAMPLE_TERMS = ("d.evites", "d.pilotage", "d.corrections", "d.evites * d.evites",
                  "d.corrections * d.corrections", "d.evites * d.corrections",
                  f"{_NET} * {_NET}")
-"""What a demande adds to each of the sums after ``demandes`` in ``SAMPLE_SUMS``
+"""What a demande adds to each of the per-demande sums after ``demandes``
 (``sql_samples.contribution``), in SQL."""
 _SAMPLED = "FILTER (WHERE d.delegations > 0)"
 _SAMPLE_SUMS_OF_D = ", ".join([f"count(*) {_SAMPLED}",
                                *(f"sum({term}) {_SAMPLED}" for term in _SAMPLE_TERMS)])
-"""The samples' sums in SQL: over the demandes whose delegation has arrived."""
+"""The samples' per-demande sums in SQL: over the demandes whose delegation has arrived
+(NULL but the count where none has)."""
 
 REBUILD_ROWS = 5_000
 """Rows read, and rows written, at a time while groups and samples are rebuilt
@@ -60,7 +63,7 @@ REBUILD_ROWS = 5_000
 
 Rebuilt = Sequence[Any]
 """One rebuilt group: ``(champ, valeur, client)``, its four figures' sums, then its
-sample's eight sums in ``SAMPLE_SUMS`` order (``demandes`` 0: no sample row)."""
+sample's fifteen sums in ``SAMPLE_SUMS`` order (``demandes`` 0: no sample row)."""
 
 
 class GroupsWriter:
@@ -91,35 +94,43 @@ class GroupsWriter:
         if row is None:
             return
         c.execute("DELETE FROM bilan_echantillons WHERE projection = ?", (name,))
+        c.execute("DELETE FROM bilan_sessions WHERE projection = ?", (name,))
         journal, size, stream = row[0], REBUILD_ROWS, self.dialect.stream
-        valued: Iterable[Rebuilt]
-        whole: Iterable[Rebuilt]
+        # Rows per (group, session), every group's together: SessionsWriter.rebuilt
+        # writes the sessions and sums each group's rows (ADR-0166).
+        valued: Iterable[Sequence[Any]]
+        whole: Iterable[Sequence[Any]]
         if self.sums_exact_in_sql(c, name):
             # One join of the demandes with the journal's values gives the groups'
-            # sums and the samples' (a second would cost as much again). Grouped by
-            # the value first: SQLite's sorter then tells most rows apart by their
-            # first column (a fifth less CPU than by the field first; ADR-0114).
+            # sums, the samples' and their sessions' (a second would cost as much
+            # again). Grouped by the value first: SQLite's sorter then tells most rows
+            # apart by their first column (a fifth less CPU than by the field first;
+            # ADR-0114); the order of the groups is the grouping's (one sort).
+            by = "v.valeur, v.champ, d.client, d.session_id"
             valued = chain.from_iterable(stream(
-                c, f"SELECT v.champ, v.valeur, d.client, {_SUMS_OF_D}, "
-                   f"{_SAMPLE_SUMS_OF_D} {_JOINED} GROUP BY v.valeur, v.champ, d.client",
+                c, f"SELECT v.champ, v.valeur, d.client, d.session_id, {_SUMS_OF_D}, "
+                   f"{_SAMPLE_SUMS_OF_D} {_JOINED} GROUP BY {by} ORDER BY {by}",
                 (journal, name), size))
-            whole = ((CLIENT_WIDE, "", client, 0, 0, 0, 0, *sums)
-                     for client, *sums in chain.from_iterable(stream(
-                         c, f"SELECT d.client, {_SAMPLE_SUMS_OF_D} FROM bilan_demandes d "
-                            "WHERE d.projection = ? AND d.delegations > 0 GROUP BY d.client",
-                         (name,), size)))
+            whole = ((CLIENT_WIDE, "", *sums) for sums in chain.from_iterable(stream(
+                c, f"SELECT d.client, d.session_id, 0, 0, 0, 0, {_SAMPLE_SUMS_OF_D} "
+                   "FROM bilan_demandes d WHERE d.projection = ? AND d.delegations > 0 "
+                   "GROUP BY d.client, d.session_id ORDER BY d.client, d.session_id",
+                (name,), size)))
         else:
             # Some sum may pass 2^63: add them as Python ints (ADR-0051), the joined
-            # rows in key order, one group at a time.
+            # rows in key order, one (group, session) at a time.
             valued = summed_by_key(chain.from_iterable(stream(
-                c, f"SELECT v.champ, v.valeur, d.client, {_FIGURES_OF_D} {_JOINED} "
-                   "ORDER BY v.valeur, v.champ, d.client", (journal, name), size)), 3)
+                c, f"SELECT v.champ, v.valeur, d.client, d.session_id, {_FIGURES_OF_D} "
+                   f"{_JOINED} ORDER BY v.valeur, v.champ, d.client, d.session_id",
+                (journal, name), size)), 4)
             whole = ((CLIENT_WIDE, "", *sums) for sums in summed_by_key(chain.from_iterable(
-                stream(c, f"SELECT d.client, {_FIGURES_OF_D} FROM bilan_demandes d "
-                             "WHERE d.projection = ? AND d.delegations > 0 "
-                             "ORDER BY d.client", (name,), size)), 1))
-        self._insert_rebuilt(c, name, valued, groups=True)
-        self._insert_rebuilt(c, name, whole, groups=False)
+                stream(c, f"SELECT d.client, d.session_id, {_FIGURES_OF_D} "
+                          "FROM bilan_demandes d WHERE d.projection = ? "
+                          "AND d.delegations > 0 ORDER BY d.client, d.session_id",
+                       (name,), size)), 2))
+        sessions = self.samples.sessions
+        self._insert_rebuilt(c, name, sessions.rebuilt(c, name, valued, size), groups=True)
+        self._insert_rebuilt(c, name, sessions.rebuilt(c, name, whole, size), groups=False)
 
     def _insert_rebuilt(self, c: Cursor, name: str, rebuilt: Iterable[Rebuilt],
                         groups: bool) -> None:
@@ -132,11 +143,11 @@ class GroupsWriter:
         echantillons: list[Rebuilt] = []
         for champ, valeur, client, dl, e, p, k, n, *sums in rebuilt:
             if groups:
-                groupes.append((name, champ, valeur, client, int(dl), tk(int(e)),
-                                tk(int(p)), tk(int(k))))
+                groupes.append((name, champ, valeur, client, dl, tk(e), tk(p), tk(k)))
             if n:
-                echantillons.append((name, champ, valeur, client, int(n),
-                                     *[tk(int(s)) for s in sums]))
+                echantillons.append((name, champ, valeur, client, n,
+                                     *[tk(s) for s in sums[:7]], sums[7],
+                                     *[tk(s) for s in sums[8:]]))
             if len(groupes) >= REBUILD_ROWS or len(echantillons) >= REBUILD_ROWS:
                 self._insert_chunk(c, groupes, echantillons)
         self._insert_chunk(c, groupes, echantillons)
@@ -149,14 +160,15 @@ class GroupsWriter:
                           groupes)
         if echantillons:
             c.executemany("INSERT INTO bilan_echantillons VALUES ("
-                          + ", ".join("?" * 12) + ")", echantillons)
+                          + ", ".join("?" * (4 + len(SAMPLE_SUMS))) + ")", echantillons)
         groupes.clear()
         echantillons.clear()
 
     def sums_exact_in_sql(self, c: Cursor, name: str) -> bool:
-        """Whether SQL's ``sum()`` is exact for every group and sample of projection
-        ``name``: always where the dialect says so (PostgreSQL's ``numeric``), else when
-        every sum stays below 2^61 in magnitude (see the comment)."""
+        """Whether SQL's ``sum()`` is exact for every group, sample and session total of
+        projection ``name``: always where the dialect says so (PostgreSQL's ``numeric``),
+        else when every sum stays below 2^61 in magnitude (see the comment). The squares
+        of the sessions' totals are Python's, exact either way."""
         if self.dialect.exact_sums:
             return True
         # Whether every group's and sample's sums stay below 2^61 in magnitude, so SQL's
@@ -193,22 +205,29 @@ class GroupsWriter:
         self.samples.fold(c, name, delta, before, valeurs)
 
     def join(self, c: Cursor, chemin: str, new: Mapping[str, JournalLine]) -> None:
-        """Bring the figures of the demandes already folded to the groups (and samples) of
-        their new journal lines ``new`` (by demande id), in every projection built on
-        journal ``chemin``. Summed by group first, groups and samples together (their
-        keys are the same), so each is upserted once, not once per demande (ADR-0114)."""
-        # (projection, champ, valeur, client) -> the four figures, then the sample's sums.
+        """Bring the figures of the demandes already folded to the groups (and samples, and
+        their sessions) of their new journal lines ``new`` (by demande id), in every
+        projection built on journal ``chemin``. Summed by group first, groups and samples
+        together (their keys are the same), so each is upserted once, not once per
+        demande (ADR-0114)."""
+        # (projection, champ, valeur, client) -> the four figures, then the sample's
+        # per-demande sums; by projection, (group, session) -> its totals' change.
         summed: dict[tuple[str, str, str, str], list[int]] = {}
+        moves: defaultdict[str, dict[SessionKey, list[int]]] = defaultdict(dict)
         for chunk in chunks(sorted(new)):
-            c.execute(f"SELECT d.projection, d.demande_id, d.client, {_FIGURES_OF_D} "
+            c.execute("SELECT d.projection, d.demande_id, d.client, d.session_id, "
+                      f"{_FIGURES_OF_D} "
                       "FROM bilan_demandes d JOIN bilan_state s "
                       "ON s.projection = d.projection AND s.journal = ? "
                       f"WHERE d.demande_id IN ({','.join('?' * len(chunk))})",
                       [chemin, *chunk])
-            for projection, demande_id, client, *figures in c.fetchall():
+            for projection, demande_id, client, session, *figures in c.fetchall():
                 d, e, p, k = map(int, figures)
                 n, se, sp, sk, ee, kk, ek, nn = contribution(d, e, p, k)
                 for champ, valeur in new[demande_id].valeurs.items():
+                    if n:
+                        add_totals(moves[projection], (champ, valeur, client, session),
+                                   1, e, p, k)
                     key = (projection, champ, valeur, client)
                     acc = summed.get(key)
                     if acc is None:
@@ -233,8 +252,12 @@ class GroupsWriter:
             by_projection[projection].append(((champ, valeur, client), Figures(*sums[:4])))
         for projection, items in by_projection.items():
             self._add(c, projection, items)
+        by_session = {projection: self.samples.sessions.apply(c, projection, changes)
+                      for projection, changes in sorted(moves.items())}
         for projection, keyed in samples_by_projection(
-                (projection, (champ, valeur, client), tuple(sums[4:]))
+                (projection, (champ, valeur, client),
+                 (*sums[4:], *by_session.get(projection, {}).get((champ, valeur, client),
+                                                                 NO_SESSION_CHANGE)))
                 for (projection, champ, valeur, client), sums in summed.items() if sums[4]):
             self.samples.add(c, projection, keyed)
         self.days.join(c, chemin, new)

@@ -15,6 +15,7 @@ from miam_economies.projections.sql_breakdowns import read_breakdown
 from miam_economies.projections.sql_dialect import SqlDialect
 from miam_economies.projections.sql_samples import (
     CLIENT_WIDE,
+    DEMANDE_SUMS,
     SAMPLE_SUMS,
     Sums,
     Task,
@@ -162,7 +163,7 @@ class SqlReader:
         c.execute(
             f"SELECT client, {FIGURES}, pilotages, corrections_nombre, delegation_id, "
             "agent_id, par_subagent, retour, methode, tokens_entree, tokens_sortie, "
-            "lus, ecrits, consigne, rendus FROM bilan_demandes "
+            "lus, ecrits, consigne, rendus, session_id FROM bilan_demandes "
             "WHERE projection = ? AND demande_id = ? ORDER BY client", (name, demande_id))
         rows = c.fetchall()
         c.execute("SELECT client, outil, cout, nombre FROM bilan_outils "
@@ -173,12 +174,13 @@ class SqlReader:
             outils[client][outil] = (int(cout), nombre)
         entries = []
         for (client, delegations, evites, pilotage, corrections, pilotages, nombre,
-             delegation_id, agent_id, par_subagent, retour, methode, *tokens) in rows:
+             delegation_id, agent_id, par_subagent, retour, methode, entree, sortie, lus,
+             ecrits, consigne, rendus, session_id) in rows:
             # Token sums come back as int, decimal text (SQLite) or Decimal (PostgreSQL).
             figures = Figures(delegations, int(evites), int(pilotage), int(corrections))
             delegation = None if delegation_id is None else DelegationVue(
-                delegation_id, agent_id, bool(par_subagent), retour, methode,
-                *(int(n) for n in tokens))
+                delegation_id, agent_id, bool(par_subagent), retour, methode, int(entree),
+                int(sortie), int(lus), int(ecrits), int(consigne), int(rendus), session_id)
             entries.append(DemandeLue(demande_id, client, figures, pilotages, nombre,
                                       delegation, outils[client]))
         return entries
@@ -189,8 +191,10 @@ class SqlReader:
         by group of ``par`` (``client``, or a journal field, ``journal.`` prefix
         allowed), and with ``apparier`` (a journal field) its demandes by group and task,
         all in ``c``'s transaction. ``(inconnu)`` holds a field's demandes without a
-        value (when there are any); a demande without an ``apparier`` value is in no
-        task."""
+        value (when there are any): its per-demande sums are the clients' less the valued
+        groups'; its sessions are not kept, so its per-session sums are given as if each
+        demande were a session of its own, and the classement makes no claim on it
+        (ADR-0166). A demande without an ``apparier`` value is in no task."""
         champ = None if par == "client" else par.removeprefix("journal.")
         position = self.position(c, name)
         columns = ", ".join(SAMPLE_SUMS)
@@ -209,7 +213,8 @@ class SqlReader:
         groups = {valeur: summed(rows) for valeur, rows in valued.items()}
         rest = difference(summed(clients.values()), summed(groups.values()))
         if rest[0] > 0:
-            groups[INCONNU] = rest
+            n, e, p, k, ee, kk, ek, nn = rest[:len(DEMANDE_SUMS)]
+            groups[INCONNU] = (n, e, p, k, ee, kk, ek, nn, n, n, nn, e - p - k, ee, kk, ek)
         return position, {cle: sums for cle, sums in groups.items() if sums[0] > 0}, tasks
 
     @staticmethod

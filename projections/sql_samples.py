@@ -1,16 +1,22 @@
-"""The classement's samples, kept as sums in the view (ADR-0073).
+"""The classement's samples, kept as sums in the view (ADR-0073, ADR-0166).
 
 The classement (SPEC, "Ranking presets: the classement") needs, for each group of
 demandes, the count and the sums of each demande's figures, of their squares and of one
-product: with them, ``domain.classement`` computes means, variances and intervals without
-reading a demande. A demande counts once its delegation has arrived (``delegations > 0``);
-its figures are those of the per-demande view (``bilan_demandes``).
+product, and the same over the group's sessions (their count, the sums of each session's
+totals' squares and products): with them, ``domain.classement`` computes means,
+variances and intervals without reading a demande. A demande counts once its delegation
+has arrived (``delegations > 0``); its figures are those of the per-demande view
+(``bilan_demandes``), its session that of its delegation with the smallest id.
 
-A fold changes some demandes' figures: each brings to its samples the difference between
-its contribution after and before the page (its row read before the upsert). Samples are
-kept per (journal field, value, client), and per client under the field ``CLIENT_WIDE``;
-the ``(inconnu)`` group of a field is the client-wide sample minus the valued ones. All
-sums are exact integers at any size (the columns are token sums: ADR-0051). A replay
+A fold changes some demandes' figures, and may move a demande to another session (a
+delegation with a smaller id): each brings to its samples the difference between its
+per-demande contribution after and before the page (its row read before the upsert),
+and to the totals of its sessions its figures, out of the session it was counted in and
+into its session now (``sql_sessions``: a session's part of the per-session sums is
+replaced, not added). Samples are kept per (journal field, value, client), and per client
+under the field ``CLIENT_WIDE``; the ``(inconnu)`` group of a field is the client-wide
+sample minus the valued ones, its sessions not kept (ADR-0166).
+All sums are exact integers at any size (the columns are token sums: ADR-0051). A replay
 folds without them and computes them again at its end, with the groups, in one streamed
 aggregation (``GroupsWriter.rebuild``; ADR-0114). The samples are read by
 ``sql_reads.SqlReader.samples``.
@@ -27,28 +33,42 @@ from miam_economies.projections.delta import PageDelta
 from miam_economies.projections.sql_demandes import Before
 from miam_economies.projections.sql_dialect import SqlDialect
 from miam_economies.projections.sql_schema import Cursor
+from miam_economies.projections.sql_sessions import (
+    NO_SESSION_CHANGE,
+    SESSION_SUMS,
+    GroupKey,
+    SessionKey,
+    SessionsWriter,
+    add_totals,
+)
 
-SAMPLE_SUMS = ("demandes", "evites", "pilotage", "corrections", "evites_squared",
-               "corrections_squared", "evites_times_corrections", "net_squared")
-"""The columns of ``bilan_echantillons``, in ``domain.echantillon.Echantillon``'s order."""
+DEMANDE_SUMS = ("demandes", "evites", "pilotage", "corrections", "evites_squared",
+                "corrections_squared", "evites_times_corrections", "net_squared")
+"""The samples' per-demande columns, what each demande adds (``contribution``)."""
+
+SAMPLE_SUMS = (*DEMANDE_SUMS, *SESSION_SUMS)
+"""The columns of ``bilan_echantillons``, in ``domain.echantillon.Echantillon``'s order:
+the fifteen sums of a sample."""
 
 CLIENT_WIDE = ""
 """The ``champ`` of a client's whole sample (every demande with a delegation); the
 journal follower never records a field of that name."""
 
 Sums = tuple[int, ...]
-"""A sample's sums, in ``SAMPLE_SUMS`` order (tokens; squares in tokens²)."""
+"""A sample's sums, in ``SAMPLE_SUMS`` order (tokens; squares in tokens²), or the first
+eight of them (``DEMANDE_SUMS``) where a demande's contribution is meant."""
 
 Task = tuple[int, int, int, int]
 """One group's demandes on one task: ``(demandes, evites, pilotage, corrections)``."""
 
-_ZERO: Sums = (0,) * len(SAMPLE_SUMS)
+_ZERO: Sums = (0,) * len(DEMANDE_SUMS)
 
 
 def contribution(delegations: int, evites: int, pilotage: int, corrections: int) -> Sums:
-    """What one demande adds to its samples: nothing before its delegation has arrived
-    (SPEC: "the unit is a demande whose delegation has arrived"); else 1 and its figures,
-    their squares and product (tokens, exact)."""
+    """What one demande adds to its samples' per-demande sums (``DEMANDE_SUMS``):
+    nothing before its delegation has arrived (SPEC: "the unit is a demande whose
+    delegation has arrived"); else 1 and its figures, their squares and product (tokens,
+    exact)."""
     if delegations <= 0:
         return _ZERO
     return Echantillon.sums_of(evites, pilotage, corrections)
@@ -61,8 +81,8 @@ def difference(after: Sums, before: Sums) -> Sums:
 
 def _accumulate(sums: dict[tuple[str, str, str], list[int]], key: tuple[str, str, str],
                 change: Sums) -> None:
-    # Into the running sums of ``key`` in place, written out: summing lists of
-    # changes per key cost more than the fold of the page (ADR-0114).
+    # Into the running per-demande sums of ``key`` in place, written out: summing lists
+    # of changes per key cost more than the fold of the page (ADR-0114).
     acc = sums.get(key)
     if acc is None:
         sums[key] = list(change)
@@ -78,8 +98,9 @@ def _accumulate(sums: dict[tuple[str, str, str], list[int]], key: tuple[str, str
 
 
 def summed(rows: Iterable[Sums]) -> Sums:
-    """The sums of ``rows``, sum by sum (``_ZERO`` for none)."""
-    total = list(_ZERO)
+    """The sums of ``rows`` (samples' sums, ``SAMPLE_SUMS`` order), sum by sum (zeros
+    for none)."""
+    total = [0] * len(SAMPLE_SUMS)
     for row in rows:
         for i, value in enumerate(row):
             total[i] += value
@@ -87,49 +108,75 @@ def summed(rows: Iterable[Sums]) -> Sums:
 
 
 class SamplesWriter:
-    """Keeps the classement's samples (``bilan_echantillons``) up to date beside the
-    groups' writes (``sql_groups.GroupsWriter``), token sums exact by ``dialect``'s rule
-    (ADR-0051)."""
+    """Keeps the classement's samples (``bilan_echantillons``) and their sessions
+    (``sessions``: ``bilan_sessions``) up to date beside the groups' writes
+    (``sql_groups.GroupsWriter``), token sums exact by ``dialect``'s rule (ADR-0051)."""
 
     def __init__(self, dialect: SqlDialect):
         self.dialect = dialect
+        self.sessions = SessionsWriter(dialect)
         self._upsert = (
-            "INSERT INTO bilan_echantillons VALUES (" + ", ".join("?" * 12) + ") "
+            "INSERT INTO bilan_echantillons VALUES ("
+            + ", ".join("?" * (4 + len(SAMPLE_SUMS))) + ") "
             "ON CONFLICT (projection, champ, valeur, client) DO UPDATE SET "
-            + dialect.added("bilan_echantillons", ("demandes",), SAMPLE_SUMS[1:]))
+            + dialect.added("bilan_echantillons", ("demandes", "sessions"),
+                            [s for s in SAMPLE_SUMS if s not in ("demandes", "sessions")]))
 
     def fold(self, c: Cursor, name: str, delta: PageDelta, before: Before,
              valeurs: Mapping[str, Sequence[tuple[str, str]]]) -> None:
         """Add to the samples what the page changed: for each demande of ``delta``, its
         contribution after the page minus before (``before``:
-        ``DemandesWriter.before``), to its client's whole sample and to the group of each
-        of its journal ``valeurs`` (``demande_id`` -> ``[(champ, valeur)]``)."""
-        changes: dict[tuple[str, str, str], list[int]] = {}
+        ``DemandesWriter.before``), and its figures out of the session it was counted in
+        and into its session after the page (``SessionsWriter.apply``), to its client's
+        whole sample and to the group of each of its journal ``valeurs`` (``demande_id``
+        -> ``[(champ, valeur)]``)."""
+        changes: dict[GroupKey, list[int]] = {}
+        moves: dict[SessionKey, list[int]] = {}
         for (client, demande_id), d in delta.demandes.items():
-            f = d.figures
+            f, v = d.figures, d.delegation
             old = before.get((client, demande_id))
             if old is None:  # never seen: nothing of it counted yet
-                change = contribution(f.delegations, f.evites, f.pilotage, f.corrections)
+                dl, e, p, k = f.delegations, f.evites, f.pilotage, f.corrections
+                change = contribution(dl, e, p, k)
+                if dl <= 0:
+                    continue
+                gone = None
+                session = v.session_id if v is not None else None
             else:
-                change = difference(
-                    contribution(old[0] + f.delegations, old[1] + f.evites,
-                                 old[2] + f.pilotage, old[3] + f.corrections),
-                    contribution(*old))
-            if change == _ZERO:
-                continue
-            _accumulate(changes, (CLIENT_WIDE, "", client), change)
-            for champ, valeur in valeurs.get(demande_id, ()):
-                _accumulate(changes, (champ, valeur, client), change)
-        self.add(c, name, ((key, tuple(sums)) for key, sums in changes.items()))
+                od, oe, op, ok, odid, osession = old
+                dl, e, p, k = (od + f.delegations, oe + f.evites, op + f.pilotage,
+                               ok + f.corrections)
+                change = difference(contribution(dl, e, p, k), contribution(od, oe, op, ok))
+                # The session of the delegation with the smallest id, as the upsert of
+                # bilan_demandes takes it (ADR-0006, ADR-0166).
+                session = (osession if v is None or (odid is not None and odid <= v.id)
+                           else v.session_id)
+                if change == _ZERO and session == osession:
+                    continue
+                gone = osession if od > 0 else None
+            for key in ((CLIENT_WIDE, "", client),
+                        *((champ, valeur, client) for champ, valeur
+                          in valeurs.get(demande_id, ()))):
+                _accumulate(changes, key, change)
+                if gone is not None:
+                    add_totals(moves, (*key, gone), -1, -oe, -op, -ok)
+                if dl > 0 and session is not None:
+                    add_totals(moves, (*key, session), 1, e, p, k)
+        by_session = self.sessions.apply(c, name, moves)
+        self.add(c, name, (
+            (key, (*changes.get(key, _ZERO), *by_session.get(key, NO_SESSION_CHANGE)))
+            for key in changes.keys() | by_session.keys()))
 
     def add(self, c: Cursor, name: str,
             samples: Iterable[tuple[tuple[str, str, str], Sums]]) -> None:
-        """Upsert ``((champ, valeur, client), sums)`` into projection ``name``'s samples,
-        adding to the stored sums (exact at any size)."""
+        """Upsert ``((champ, valeur, client), sums)`` (fifteen sums, ``SAMPLE_SUMS``
+        order) into projection ``name``'s samples, adding to the stored sums (exact at any
+        size); all-zero changes are left out."""
         tk = self.dialect.tokens
         c.executemany(self._upsert, [
-            (name, champ, valeur, client, sums[0], *map(tk, sums[1:]))
-            for (champ, valeur, client), sums in sorted(samples)])
+            (name, champ, valeur, client, sums[0], *map(tk, sums[1:8]), sums[8],
+             *map(tk, sums[9:]))
+            for (champ, valeur, client), sums in sorted(samples) if any(sums)])
 
 
 def samples_by_projection(items: Iterable[tuple[str, tuple[str, str, str], Sums]]
@@ -144,7 +191,7 @@ def samples_by_projection(items: Iterable[tuple[str, tuple[str, str, str], Sums]
 def summed_by_key(rows: Iterable[Sequence[Any]], width: int) -> Iterator[tuple[Any, ...]]:
     """Rows ``(key..., delegations, evites, pilotage, corrections)`` of demandes, ordered
     by their first ``width`` columns (the key), summed one key at a time: the key, the
-    four figures' sums, then the sample's sums in ``SAMPLE_SUMS`` order over the
+    four figures' sums, then the sample's per-demande sums (``DEMANDE_SUMS``) over the
     demandes with a delegation (``contribution``), in Python integers: exact at any size
     (ADR-0051). Values may be decimal text (SQLite's big sums). Holds one key's sums, not
     the rows: ``GroupsWriter.rebuild``'s exact path (ADR-0114)."""

@@ -1,10 +1,11 @@
 """``BilanView`` in SQL, shared by the SQLite and PostgreSQL views (ADR-0004, ADR-0031),
 composed of parts (ADR-0120): a dialect (``sql_dialect``: what differs between the
 backends' SQL), the table writers a page's fold calls in turn (``sql_figures``,
-``sql_demandes``, ``sql_groups`` with ``sql_samples``; ``sql_journal`` for the journal's
-lines), and a reader (``sql_reads``). This class opens the transactions, moves the
-tracking position, and controls the projections (settings, activation, reset); a backend
-gives its dialect, its transactions and its tables' DDL (``sql_schema``).
+``sql_demandes``, ``sql_groups`` with ``sql_samples`` and ``sql_sessions``;
+``sql_journal`` for the journal's lines), and a reader (``sql_reads``). This class opens
+the transactions, moves the tracking position, and controls the projections (settings,
+activation, reset); a backend gives its dialect, its transactions and its tables' DDL
+(``sql_schema``).
 
 Writes start with the tracking (or journal offset) row: it is the arbiter between
 runners (ADR-0007), and on SQLite it takes the write lock before any read, so a

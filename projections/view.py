@@ -253,8 +253,9 @@ class BilanView(TrackingRecorder, ABC):
         """Projection ``name``'s tracking position, the classement's samples by group of
         ``par`` (``client`` or a journal field), and with ``apparier`` (a journal field:
         a task) the demandes by group and task, in one read transaction: ``{cle: sums}``,
-        the sums in ``sql_samples.SAMPLE_SUMS`` order (exact integers, tokens and
-        tokens²), demandes without a value for the field under ``INCONNU`` (ADR-0073);
+        the fifteen sums in ``sql_samples.SAMPLE_SUMS`` order (``Echantillon``'s: exact
+        integers, tokens and tokens², over demandes then over sessions), demandes without
+        a value for the field under ``INCONNU`` (ADR-0073, ADR-0166);
         ``{cle: {task: (demandes, evites, pilotage, corrections)}}`` or None without
         ``apparier`` (ADR-0081)."""
 

@@ -22,7 +22,10 @@ import random
 from pathlib import Path
 
 OUT = Path(__file__).resolve().parents[1] / "examples" / "classement"
-SESSION = "5e1f0c2a-7d3b-4c8e-9a61-0b2d4f6e8a10"
+SESSION = "5e1f0c2a-7d3b-4c8e-9a61-{:012x}"
+"""The sessions' ids: a test session runs ``PER_SESSION`` tasks under each preset in turn
+(interleaved, as ADR-0166 advises); the everyday demandes come in sessions of 4 to 12."""
+PER_SESSION = 3
 TASKS = [f"t{i:02d}" for i in range(1, 61)]
 
 # preset -> (share of demandes corrected, correction as a share of the task's size)
@@ -30,11 +33,13 @@ ON_TESTS = {"precis": (0.35, 0.05), "rapide": (0.5, 0.35), "code": (0.6, 0.6)}
 EVERYDAY = ("code", 240, (0.08, 0.15))
 
 
-def _events(rng: random.Random, n: int, demande: str, size: int, corrected: float,
-            share: float) -> list[dict[str, object]]:
-    date = f"2026-11-{1 + n % 28:02d}T{n % 24:02d}:{n % 60:02d}:00.000Z"
+def _events(rng: random.Random, n: int, session: str, demande: str, size: int,
+            corrected: float, share: float) -> list[dict[str, object]]:
+    # A session's demandes on its day (the day of session k: 1 + k % 28 November).
+    day = 1 + int(session.rsplit("-", 1)[1], 16) % 28
+    date = f"2026-11-{day:02d}T{8 + n % 10:02d}:{n % 60:02d}:00.000Z"  # same day in most zones
     consigne, sortie = 100, size // 5
-    common = {"schema": 1, "date": date, "client": "claude-code", "session_id": SESSION}
+    common = {"schema": 1, "date": date, "client": "claude-code", "session_id": session}
     out: list[dict[str, object]] = [{
         **common, "type": "delegation", "id": f"claude-code:{demande}",
         "demande_id": demande, "agent_id": f"a{n}", "par_subagent": True,
@@ -43,7 +48,7 @@ def _events(rng: random.Random, n: int, demande: str, size: int, corrected: floa
         "estimation": {"lus": size - sortie, "ecrits": sortie, "consigne": consigne,
                        "rendus": sortie, "evites": size, "methode": "caracteres/4"}}]
     entree, cout_sortie = rng.randint(500, 2_500), rng.randint(100, 600)
-    out.append({**common, "type": "pilotage", "id": f"claude-code:{SESSION}:a{n}:t",
+    out.append({**common, "type": "pilotage", "id": f"claude-code:{session}:a{n}:t",
                 "agent_id": f"a{n}", "turn_id": "t", "demande_ids": [demande],
                 "modele": "claude-haiku-5-5",
                 "usage": {"input_tokens": entree, "output_tokens": cout_sortie,
@@ -51,7 +56,7 @@ def _events(rng: random.Random, n: int, demande: str, size: int, corrected: floa
                 "cout": entree + cout_sortie})
     if rng.random() < corrected:
         ecrits = max(1, round(size * share * rng.lognormvariate(0, 0.6)))
-        out.append({**common, "type": "correction", "id": f"claude-code:{SESSION}:toolu_{n:05d}",
+        out.append({**common, "type": "correction", "id": f"claude-code:{session}:toolu_{n:05d}",
                     "demande_id": demande, "outil": "Edit", "tool_use_id": f"toolu_{n:05d}",
                     "tokens_lus": 0, "tokens_ecrits": ecrits, "cout": ecrits})
     return out
@@ -62,19 +67,26 @@ def build() -> tuple[list[str], list[str]]:
     rng = random.Random(19)
     events, journal = [], []
     sizes = {task: round(rng.lognormvariate(math.log(6_000), 0.8)) for task in TASKS}
-    n = 0
-    for task in TASKS:
+    n = sessions = 0
+    for i, task in enumerate(TASKS):
+        if i % PER_SESSION == 0:
+            sessions += 1
         for preset, (corrected, share) in ON_TESTS.items():
             n += 1
             demande = f"dem-{n:05d}"
-            events += _events(rng, n, demande, sizes[task], corrected, share)
+            events += _events(rng, n, SESSION.format(sessions), demande, sizes[task],
+                              corrected, share)
             journal.append({"demande_id": demande, "preset": preset, "test_id": task})
     preset, count, (corrected, share) = EVERYDAY
+    left = 0
     for _ in range(count):
+        if left == 0:
+            sessions, left = sessions + 1, rng.randint(4, 12)
+        left -= 1
         n += 1
         demande = f"dem-{n:05d}"
         size = round(rng.lognormvariate(math.log(3_000), 0.6))
-        events += _events(rng, n, demande, size, corrected, share)
+        events += _events(rng, n, SESSION.format(sessions), demande, size, corrected, share)
         journal.append({"demande_id": demande, "preset": preset})
     return ([json.dumps(e, separators=(",", ":")) for e in events],
             [json.dumps(j, separators=(",", ":")) for j in journal])

@@ -17,6 +17,7 @@ from typing import Any
 from scipy import stats
 
 Rows = Sequence[tuple[int, int, int]]  # (evites, pilotage, corrections) per demande
+SessionRows = Sequence[tuple[str, int, int, int]]  # (session, evites, pilotage, corrections)
 ALPHA = 0.01
 
 
@@ -34,7 +35,8 @@ def sample_sums(delegations: int, evites: int, pilotage: int, corrections: int
 
 
 def unit(rows: Rows, selon: str) -> tuple[float, float]:
-    """A group's figure and the variance of one demande's part in it."""
+    """A group's figure and the variance of one demande's part in it, the demandes taken
+    as independent."""
     if selon == "net":
         nets = [Fraction(e - p - c) for e, p, c in rows]
         return float(statistics.mean(nets)), float(statistics.variance(nets))
@@ -42,6 +44,66 @@ def unit(rows: Rows, selon: str) -> tuple[float, float]:
     z = [c - ratio * e for e, _, c in rows]
     mean_e = statistics.mean(Fraction(r[0]) for r in rows)
     return float(ratio), float(statistics.variance(z) / (mean_e * mean_e))
+
+
+def by_session(rows: SessionRows) -> list[Rows]:
+    """The demandes ``(session, evites, pilotage, corrections)`` grouped by session."""
+    sessions: dict[str, list[tuple[int, int, int]]] = {}
+    for session, e, p, c in rows:
+        sessions.setdefault(session, []).append((e, p, c))
+    return list(sessions.values())
+
+
+def clustered(rows: SessionRows, selon: str) -> tuple[float, Fraction, int]:
+    """A group's figure, the variance of that figure and its number of sessions S
+    (ADR-0166, written again): over sessions, the linearised totals
+    u_s = net_s - μ·n_s (net) or C_s - R·E_s (taux), S/(S - 1)·Σu_s²/T² with T the
+    demandes (net) or the evites (taux); never below the per-demande variance."""
+    flat = [(e, p, c) for _, e, p, c in rows]
+    sessions = by_session(rows)
+    s, n = len(sessions), len(flat)
+    figure, per_demande = unit(flat, selon)
+    if selon == "net":
+        mu = Fraction(sum(e - p - c for e, p, c in flat), n)
+        u = [sum(e - p - c for e, p, c in rs) - mu * len(rs) for rs in sessions]
+        total = Fraction(n)
+    else:
+        total = Fraction(sum(e for e, _, _ in flat))
+        ratio = Fraction(sum(c for _, _, c in flat)) / total
+        u = [sum(c for _, _, c in rs) - ratio * sum(e for e, _, _ in rs) for rs in sessions]
+    per_session = Fraction(s, s - 1) * sum(x * x for x in u) / (total * total)
+    return figure, max(per_session, Fraction(per_demande) / n), s
+
+
+def _a_completer(pair: dict[str, Any], level: float) -> dict[str, int] | None:
+    """More demandes for the observed difference to be told at ``level``, written again:
+    the smallest factor k on both groups' data (by bisection) with
+    t(level; floor(df·k))·se/√k <= |difference|."""
+    d, se, df = pair["difference"], pair["se"], pair["df"]
+    k_min = pair.get("k_min", 1.0)
+    if pair["short"] or d is None or d == 0 or se <= 0 or k_min is None:
+        return None
+
+    def told(k: float) -> bool:
+        return bool(stats.t.ppf(level, max(1, math.floor(df * k))) * se / math.sqrt(k)
+                    <= abs(d))
+
+    low = high = max(1.0, k_min)
+    while not told(high):
+        low, high = high, high * 2
+        if high > 1e6:
+            return None
+    for _ in range(60):
+        middle = (low + high) / 2
+        low, high = (low, middle) if told(middle) else (middle, high)
+    na, nb = pair["sizes"]
+    return {"a": math.ceil(na * (high - 1)), "b": math.ceil(nb * (high - 1))}
+
+
+def _effective(corrections: Sequence[float]) -> float:
+    """Kish's effective count of ``corrections``: (Σc)²/Σc², 0 without any."""
+    total = sum(corrections)
+    return float(total * total / sum(c * c for c in corrections)) if total else 0.0
 
 
 def _taux_hold(cle: str, corrections: Sequence[float], suffix: str = "") -> str | None:
@@ -90,40 +152,85 @@ def _holm(pairs: list[dict[str, Any]], selon: str) -> list[dict[str, Any]]:
         pair["answer"] = {"a": pair["a"], "b": pair["b"], "difference": pair["difference"],
                           "intervalle": interval, "verdict": verdict, "raison": raison,
                           **({} if pair["taches"] is None else {"taches": pair["taches"]})}
+        if verdict == "indiscernable":
+            pair["answer"]["a_completer"] = _a_completer(pair, level)
     return [p["answer"] for p in pairs]
 
 
-def expected_pairs(groups: Mapping[str, Rows], selon: str) -> list[dict[str, Any]]:
-    """The ``comparaisons`` of ``groups`` (in rank order) on ``selon``: Welch, the smaller
-    group's spread floored at the larger's, the taux holds, Holm."""
+def expected_pairs(groups: Mapping[str, SessionRows], selon: str,
+                   unclustered: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """The ``comparaisons`` of ``groups`` (in rank order; each demande with its session)
+    on ``selon``: Welch on the variances over sessions with degrees of freedom from the
+    sessions, the group of at most half the other's sessions floored at the other's
+    spread per demande, the taux holds (effective corrections counted over sessions), a
+    pair with a group of ``unclustered`` held back (its sessions are not kept), Holm."""
+    # A group whose sessions are not kept is served as independent demandes.
+    groups = {cle: [(f"{cle}:{i}", *r[1:]) for i, r in enumerate(rows)]
+              if cle in unclustered else rows for cle, rows in groups.items()}
     names = list(groups)
     pairs = []
     for i, a in enumerate(names):
         for b in names[i + 1:]:
-            (xa, sa), (xb, sb) = unit(groups[a], selon), unit(groups[b], selon)
+            sizes = {cle: len(by_session(groups[cle])) for cle in (a, b)}
+            if a in unclustered or b in unclustered:
+                held = a if a in unclustered else b
+                xa, xb = (unit([r[1:] for r in groups[cle]] * 2, selon)[0] for cle in (a, b))
+                pairs.append({"a": a, "b": b, "difference": xa - xb, "se": 0.0, "df": 1,
+                              "p": 1.0, "hold": f"{held}: its demandes' sessions are not "
+                                                "kept: no claim on it (ADR-0166)",
+                              "open": [False, False], "floor": None, "short": True,
+                              "taches": None, "note": None})
+                continue
+            if min(sizes.values()) < 2:
+                small = a if sizes[a] < sizes[b] else b
+                xa, xb = (unit([r[1:] for r in groups[cle]] * 2, selon)[0] for cle in (a, b))
+                pairs.append({"a": a, "b": b, "difference": xa - xb, "se": 0.0, "df": 1,
+                              "p": 1.0, "hold": f"fewer than 2 sessions in {small}",
+                              "open": [False, False], "floor": None, "short": True,
+                              "taches": None, "note": None})
+                continue
+            xa, va, ka = clustered(groups[a], selon)
+            xb, vb, kb = clustered(groups[b], selon)
             na, nb = len(groups[a]), len(groups[b])
-            small = a if na < nb else b
+            small = a if ka < kb else b
             floor = None
-            welch = _welch(sa / na, na, sb / nb, nb)
-            unequal = max(na, nb) >= 2 * min(na, nb)
-            if unequal and na < nb and sa < sb:
-                floor, welch = welch, _welch(sb / na, na, sb / nb, nb)
-            elif unequal and nb < na and sb < sa:
-                floor, welch = welch, _welch(sa / na, na, sa / nb, nb)
+            welch = _welch(float(va), ka, float(vb), kb)
+            unequal = max(ka, kb) >= 2 * min(ka, kb)
+            if unequal and ka < kb and va * na < vb * nb:
+                floor, welch = welch, _welch(float(vb * nb / na), ka, float(vb), kb)
+            elif unequal and kb < ka and vb * nb < va * na:
+                floor, welch = welch, _welch(float(va), ka, float(va * na / nb), kb)
             se, df = welch
             hold = None if se > 0 else "no spread to judge by yet"
             open_ = [False, False]
+            k_min: float | None = 1.0
             if selon == "taux" and se > 0:
+                effectives = []
                 for cle, side in ((a, 1), (b, 0)):
-                    corrections = [r[2] for r in groups[cle]]
+                    corrections = [sum(r[2] for r in rs) for rs in by_session(groups[cle])]
                     hold = hold or _taux_hold(cle, corrections)
                     open_[side] = open_[side] or sum(corrections) == 0
+                    effectives.append(_effective(corrections))
+                k_min = 3 / min(effectives) if min(effectives) > 0 else None
+            n_small, k_small = (na, ka) if small == a else (nb, kb)
+            n_large, k_large = (nb, kb) if small == a else (na, ka)
+            size = (f"{n_small:,} demandes against {n_large:,}"
+                    if (n_small, n_large) == (k_small, k_large) else
+                    f"{n_small:,} demandes in {k_small:,} sessions against {k_large:,} "
+                    "sessions")
             pairs.append({"a": a, "b": b, "difference": xa - xb, "se": se, "df": df,
                           "p": _p(xa - xb, se, df), "hold": hold, "open": open_,
                           "floor": floor, "short": se == 0, "taches": None,
-                          "note": f"unequal sizes: {small} has {min(na, nb):,} demandes "
-                                  f"against {max(na, nb):,}, too few to know its spread"})
+                          "sizes": (na, nb), "k_min": k_min,
+                          "note": f"unequal sizes: {small} has {size}, too few to know "
+                                  "its spread"})
     return _holm(pairs, selon)
+
+
+def independent(groups: Mapping[str, Rows]) -> dict[str, SessionRows]:
+    """``groups`` of demandes given without sessions, each demande a session of its own."""
+    return {cle: [(f"{cle}:{i}", *row) for i, row in enumerate(rows)]
+            for cle, rows in groups.items()}
 
 
 def expected_paired(tasks: Mapping[str, Mapping[str, Rows]], ranked: Sequence[str],
@@ -137,6 +244,7 @@ def expected_paired(tasks: Mapping[str, Mapping[str, Rows]], ranked: Sequence[st
             mean = {g: [[statistics.fmean(r[k] for r in tasks[g][t]) for k in range(3)]
                         for t in common] for g in (a, b)}
             pair: dict[str, Any] = {"a": a, "b": b, "taches": len(common), "floor": None,
+                                    "sizes": (len(common), len(common)),
                                     "hold": None, "open": [False, False],
                                     "short": len(common) < 2, "note": None}
             if not common:
@@ -155,11 +263,16 @@ def expected_paired(tasks: Mapping[str, Mapping[str, Rows]], ranked: Sequence[st
                      for x, y in zip(mean[a], mean[b], strict=True)]
                 pair.update(difference=r[a] - r[b], **_paired_se(d))
                 sides = () if pair["se"] == 0 or pair["short"] else ((a, 1), (b, 0))
+                effectives = []
                 for cle, side in sides:
                     corrections = [x[2] for x in mean[cle]]
                     pair["hold"] = pair["hold"] or _taux_hold(cle, corrections,
                                                               " on the common tasks")
                     pair["open"][side] |= sum(corrections) == 0
+                    effectives.append(_effective(corrections))
+                if effectives:
+                    pair["k_min"] = (3 / min(effectives) if min(effectives) > 0
+                                     else None)
             if len(common) == 1:
                 pair["hold"] = "fewer than 2 common tasks"
             elif common and pair["se"] == 0 and pair["difference"] is not None:
@@ -192,10 +305,18 @@ def assert_same(got: Sequence[Mapping[str, Any]], want: Sequence[Mapping[str, An
                 ) -> None:
     """``got`` comparaisons equal ``want``: every field, the floats to 1e-9 relative, a
     missing bound where and only where the other misses it."""
-    assert [{k: v for k, v in c.items() if k not in ("difference", "intervalle")}
+    approximate = ("difference", "intervalle", "a_completer")
+    assert [{k: v for k, v in c.items() if k not in approximate}
             for c in got] == [{k: v for k, v in w.items()
-                               if k not in ("difference", "intervalle")} for w in want]
+                               if k not in approximate} for w in want]
     for c, w in zip(got, want, strict=True):
+        # Two solvers of one equation (a fixed point, a bisection): within 1 %.
+        assert ("a_completer" in c) == ("a_completer" in w), (c, w)
+        mine_more, their_more = c.get("a_completer"), w.get("a_completer")
+        assert (mine_more is None) == (their_more is None), (c, w)
+        for side in () if mine_more is None else ("a", "b"):
+            assert math.isclose(mine_more[side], their_more[side], rel_tol=0.01,
+                                abs_tol=2), (c, w)
         for mine, theirs in ((c["difference"], w["difference"]),
                              *zip(c["intervalle"] or (), w["intervalle"] or (), strict=True)):
             assert (mine is None) == (theirs is None), (c, w)

@@ -104,7 +104,15 @@ def _taux_interval(g: Groupe) -> str:
     bounds = g.intervalle_taux_reprise
     if bounds is not None and g.corrections == 0:
         return "no correction yet"
+    if bounds is None and (g.sessions or 0) >= 2 and g.evites > 0:
+        return "no spread yet"  # corrections proportional to evites (ADR-0166)
     return _interval(bounds, ".1%", none="?")
+
+
+def _net_interval(g: Groupe) -> str:
+    if g.intervalle_net_par_demande is None and (g.sessions or 0) >= 2:
+        return "no spread yet"  # every demande's net alike: never [x, x] (ADR-0166)
+    return _interval(g.intervalle_net_par_demande, ",.0f")
 
 
 def _print_table(lu: ClassementLu) -> None:
@@ -117,7 +125,7 @@ def _print_table(lu: ClassementLu) -> None:
     comparaisons = [v.as_dict() for v in lu.verdicts]
     letters = lettres(ranked, comparaisons)
     table = Table(title=title, box=box.SIMPLE_HEAD)
-    for column in ("rang", lu.par, "demandes", "taux_reprise", "95 % interval",
+    for column in ("rang", lu.par, "demandes", "sessions", "taux_reprise", "95 % interval",
                    "net/demande", "95 % interval", "net", "groupe"):
         table.add_column(column, justify="left" if column in (lu.par, "groupe")
                          else "right")
@@ -125,9 +133,9 @@ def _print_table(lu: ClassementLu) -> None:
         taux = g.taux_reprise
         table.add_row(
             "-" if g.rang is None else str(g.rang), g.cle, f"{g.demandes:,}",
+            "-" if g.sessions is None else f"{g.sessions:,}",
             "-" if taux is None else f"{taux:.1%}", _taux_interval(g),
-            f"{g.net_par_demande:,.0f}",
-            _interval(g.intervalle_net_par_demande, ",.0f"), f"{g.net:,}",
+            f"{g.net_par_demande:,.0f}", _net_interval(g), f"{g.net:,}",
             letters.get(g.cle, ""), style=None if g.rang is not None else "dim")
     console = _console()
     console.print(table)

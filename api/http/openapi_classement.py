@@ -19,11 +19,15 @@ def classement_schema() -> dict[str, Any]:
                 "nullable": True}
     groupe = {
         "type": "object",
-        "required": ["cle", "demandes", "evites", "pilotage", "corrections", "net",
-                     "net_par_demande", "taux_reprise", "intervalle_net_par_demande",
+        "required": ["cle", "demandes", "sessions", "evites", "pilotage", "corrections",
+                     "net", "net_par_demande", "taux_reprise", "intervalle_net_par_demande",
                      "intervalle_taux_reprise", "suffisant", "rang"],
         "properties": {
             "cle": {"type": "string"}, "demandes": {"type": "integer", "minimum": 1},
+            "sessions": {"type": "integer", "minimum": 1, "nullable": True,
+                         "description": "Claude Code sessions of its demandes: the unit of "
+                                        "its variances; null for (inconnu), whose sessions "
+                                        "are not kept (ADR-0166)"},
             **{name: {"type": "integer"}
                for name in ("evites", "pilotage", "corrections", "net")},
             "net_par_demande": {"type": "number"},
@@ -47,7 +51,14 @@ def classement_schema() -> dict[str, Any]:
             "difference": bound, "intervalle": interval,
             "verdict": {"type": "string", "enum": ["a_devant", "b_devant", "indiscernable"]},
             "raison": {"type": "string", "nullable": True},
-            "taches": {"type": "integer", "minimum": 0}}}
+            "taches": {"type": "integer", "minimum": 0},
+            "a_completer": {
+                "type": "object", "nullable": True,
+                "description": "About how many more demandes each group needs for a "
+                               "difference of the size observed to be told (ADR-0167)",
+                "required": ["a", "b"],
+                "properties": {"a": {"type": "integer", "minimum": 0},
+                               "b": {"type": "integer", "minimum": 0}}}}}
     return {
         "type": "object",
         "required": ["par", "formule", "position", "min", "critere", "perimetre",

@@ -28,7 +28,7 @@ from miam_economies.domain.instants import iso_utc
 from miam_economies.domain.known_names import BUILT_IN, check_dimension
 from miam_economies.projections.journal import JournalFollower
 from miam_economies.projections.projection import BilanProjection
-from miam_economies.projections.view import DemandeLue
+from miam_economies.projections.view import INCONNU, DemandeLue
 
 
 @dataclass(frozen=True)
@@ -83,8 +83,10 @@ class Lecture:
         ``MAX_COMPARED`` ranked groups, only the first ones are compared: the answer stays
         within its bound.
 
-        Read from the projection's samples and, for ``apparier``, its demandes joined with
-        the journal, never from the events (ADR-0073). Raises ``ClassementError`` (a
+        Read from the projection's samples (each group's fifteen sums, over its demandes
+        and over its sessions: ``Echantillon``'s fields in order) and, for ``apparier``,
+        its demandes joined with the journal, never from the events (ADR-0073,
+        ADR-0166). Raises ``ClassementError`` (a
         ``ValueError``) for parameters the SPEC refuses, ``NotUnderstood`` for a ``par`` or
         ``apparier`` that is no field of the journal (ADR-0164), ``PersistenceError``
         when a database cannot be read.
@@ -96,11 +98,14 @@ class Lecture:
         position, samples, tasks = projection.view.samples(
             projection.tracking_name, par, apparier)
         echantillons = {cle: Echantillon(*sums) for cle, sums in samples.items()}
-        groupes = classement(echantillons, minimum, selon)
+        # (inconnu)'s sessions are not kept: no interval, no claim on it (ADR-0166).
+        unclustered = () if par == "client" else (INCONNU,)
+        groupes = classement(echantillons, minimum, selon, unclustered)
         ranked = [g.cle for g in groupes if g.rang is not None]
         compared = ranked[:MAX_COMPARED]
         if tasks is None:
-            verdicts = comparaisons([(cle, echantillons[cle]) for cle in compared], selon)
+            verdicts = comparaisons([(cle, echantillons[cle]) for cle in compared], selon,
+                                    unclustered)
         else:
             verdicts = comparaisons_appariees(
                 compared, {cle: {task: Tache(*sums) for task, sums in by_task.items()}

@@ -73,9 +73,11 @@ def build_projection(store: EventStore, view: BilanView, name: str,
     """Fold the store into projection ``name`` (settings already recorded) until it has
     reached the store's head, from its own position (so an interrupted build resumes), and
     join the journal (the data directory ``data``'s unless one was named); its
-    journal-field groups are computed once, at the end (``BilanView.rebuild_groups``;
-    ADR-0062); return it. It is not made active here. ``progress(done, total)`` is called
-    after each page of ``page_size`` events. Raises the view's or store's
+    journal-field groups (with the classement's samples and their sessions) are computed
+    once, at the end (``BilanView.rebuild_groups``; ADR-0062), unless it serves and this
+    call folded nothing (they are current: nothing is written); return it. It is not made
+    active here. ``progress(done, total)`` is called after each page of ``page_size``
+    events. Raises the view's or store's
     ``PersistenceError``.
     """
     settings = view.settings_of(name)
@@ -90,11 +92,12 @@ def build_projection(store: EventStore, view: BilanView, name: str,
     # meet in memory before they meet the view's B-trees (ADR-0011).
     runner = CatchUpRunner(store, projection, journal=follower(view, settings, data),
                            page_size=page_size, read_size=min(page_size, REPLAY_READ))
+    folded = False
     while True:
         while projection.position() < store.head():
             try:
                 with collector_paused():
-                    runner.fold_page()
+                    folded = runner.fold_page() > 0 or folded
             except IntegrityError:
                 continue  # another runner folded this page
             if progress is not None:
@@ -102,7 +105,12 @@ def build_projection(store: EventStore, view: BilanView, name: str,
         while runner.journal is not None and runner.journal.follow():
             pass
         if projection.position() >= store.head():
-            view.rebuild_groups(name)
+            # The one that serves was built before it served, and folds its groups with
+            # every page since (the view does, whatever ``groupes``; a journal's lines
+            # join every projection's): with no page folded here, a rebuild would only
+            # write them again, and a caught-up replay writes nothing.
+            if folded or view.active() != name:
+                view.rebuild_groups(name)
             return projection  # appends after this are the live runner's to fold
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import math
 import random
-import statistics
 import subprocess
 import sys
 from collections import defaultdict
@@ -25,7 +24,12 @@ from miam_economies.api.service.replay import replay
 from miam_economies.api.service.services import Services
 from miam_economies.domain.acceptance import accept_batch
 from miam_economies.domain.classement import MAX_COMPARED
-from tests.classement_reference import assert_same, expected_paired, expected_pairs
+from tests.classement_reference import (
+    assert_same,
+    clustered,
+    expected_paired,
+    expected_pairs,
+)
 from tests.conftest import LiveServer
 from tests.corpus import expected_breakdowns, generate, journal_lines, with_fields
 
@@ -52,10 +56,24 @@ JOURNAL = with_tasks(journal_lines(EVENTS, seed=11))
 EXPECTED = expected_breakdowns(EVENTS, JOURNAL, ZoneInfo("UTC"))
 
 
+def _sessions() -> dict[tuple[str, str], str]:
+    """Each (client, demande)'s session: that of its delegation of smallest id."""
+    delegations = sorted((e["id"], e["client"], e["demande_id"], e["session_id"])
+                         for e in EVENTS if e["type"] == "delegation")
+    sessions: dict[tuple[str, str], str] = {}
+    for _, client, demande_id, session in delegations:
+        sessions.setdefault((client, demande_id), session)
+    return sessions
+
+
+SESSIONS = _sessions()
+
+
 def recomputed(par: str, tache: str | None = None) -> dict[str, Any]:
-    """Each group's demandes as ``(evites, pilotage, corrections)``, from the events and
-    the journal alone (``tests.corpus``): a demande counts once its delegation arrived;
-    with ``tache``, by group and task (demandes without a task left out)."""
+    """Each group's demandes as ``(session, evites, pilotage, corrections)``, from the
+    events and the journal alone (``tests.corpus``): a demande counts once its delegation
+    arrived; with ``tache``, as ``(evites, pilotage, corrections)`` by group and task
+    (demandes without a task left out)."""
     groups: defaultdict[str, Any] = defaultdict(lambda: defaultdict(list) if tache else [])
     for demande_id, clients in EXPECTED["demande"].items():
         valeurs = EXPECTED["valeurs"].get(demande_id, {})
@@ -65,16 +83,23 @@ def recomputed(par: str, tache: str | None = None) -> dict[str, Any]:
             cle = client if par == "client" else valeurs.get(par, "(inconnu)")
             figures = (row["evites"], row["pilotage"], row["corrections"])
             if tache is None:
-                groups[cle].append(figures)
+                groups[cle].append((SESSIONS[(client, demande_id)], *figures))
             elif tache in valeurs:
                 groups[cle][valeurs[tache]].append(figures)
     return groups
 
 
-def t_interval(nets: list[int]) -> tuple[float, float]:
-    """The 95 % t interval of the mean of ``nets``, by scipy.stats and statistics."""
-    mean = statistics.fmean(nets)
-    half = stats.t.ppf(0.975, len(nets) - 1) * statistics.stdev(nets) / math.sqrt(len(nets))
+def t_interval(rows: list[tuple[str, int, int, int]]) -> tuple[float, float] | None:
+    """The 95 % t interval of the mean net of ``rows`` over their sessions (ADR-0166, by
+    ``tests.classement_reference`` and scipy.stats), None below 2 sessions
+    or without spread."""
+    sessions = len({r[0] for r in rows})
+    if sessions < 2:
+        return None
+    mean, variance, _ = clustered(rows, "net")
+    if variance == 0:
+        return None
+    half = stats.t.ppf(0.975, sessions - 1) * math.sqrt(variance)
     return mean - half, mean + half
 
 
@@ -111,17 +136,20 @@ def check(answer: dict[str, Any], par: str, minimum: int, selon: str = "taux",
     assert sorted(g["cle"] for g in answer["groupes"]) == sorted(groups)
     for g in answer["groupes"]:
         rows = groups[g["cle"]]
-        evites, pilotage, corrections = (sum(r[i] for r in rows) for i in range(3))
-        assert (g["demandes"], g["evites"], g["pilotage"], g["corrections"]) == (
-            len(rows), evites, pilotage, corrections)
+        evites, pilotage, corrections = (sum(r[i] for r in rows) for i in range(1, 4))
+        unclustered = g["cle"] == "(inconnu)"  # its sessions are not kept (ADR-0166)
+        assert (g["demandes"], g["sessions"], g["evites"], g["pilotage"],
+                g["corrections"]) == (len(rows), None if unclustered else
+                                      len({r[0] for r in rows}), evites, pilotage,
+                                      corrections)
         assert g["net"] == evites - pilotage - corrections
         assert g["net_par_demande"] == pytest.approx(g["net"] / len(rows), rel=1e-12)
         assert g["taux_reprise"] == (pytest.approx(corrections / evites, rel=1e-12)
                                      if evites > 0 else None)
-        nets = [e - p - c for e, p, c in rows]
-        if len(rows) >= 2:
+        want = None if unclustered else t_interval(rows)
+        if want is not None:
             low, high = g["intervalle_net_par_demande"]
-            assert (low, high) == pytest.approx(t_interval(nets), rel=1e-9, abs=1e-6)
+            assert (low, high) == pytest.approx(want, rel=1e-9, abs=1e-6)
             assert low <= g["net_par_demande"] <= high
         else:
             assert g["intervalle_net_par_demande"] is None
@@ -145,7 +173,8 @@ def check(answer: dict[str, Any], par: str, minimum: int, selon: str = "taux",
         assert part == sorted(part, key=lambda g: (*key(g), g["cle"]))
     names = [g["cle"] for g in ranked]
     if apparier is None:
-        want = expected_pairs({cle: groups[cle] for cle in names}, selon)
+        want = expected_pairs({cle: groups[cle] for cle in names}, selon,
+                              () if par == "client" else ("(inconnu)",))
     else:
         want = expected_paired(recomputed(par, apparier), names, selon)
     assert_same(answer["comparaisons"], want)

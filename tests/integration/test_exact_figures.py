@@ -38,7 +38,9 @@ def history() -> list[dict[str, Any]]:
     events: list[dict[str, Any]] = []
     for i in range(N):
         day = "2026-10-30" if i % 2 else "2026-10-31"
-        events.append({**common, "type": "delegation", "id": f"{CLIENT}:{demande(i)}",
+        # Three sessions, each group in several: intervals over sessions (ADR-0166).
+        events.append({**common, "session_id": f"s{i % 3}", "type": "delegation",
+                       "id": f"{CLIENT}:{demande(i)}",
                        "date": f"{day}T09:00:00.000Z", "demande_id": demande(i),
                        "agent_id": "a1", "par_subagent": True, "retour": "complet",
                        "tokens_entree": BIG, "tokens_sortie": BIG,
@@ -116,6 +118,9 @@ class ExactFiguresContract:
                 assert sum(g[name] for g in groupes) == total, (par, name)
             assert sum(g["demandes"] for g in groupes) == N + 1
             for g in groupes:
+                if g["cle"] == "rapide":  # every net 0: no spread, no interval (ADR-0166)
+                    assert g["intervalle_net_par_demande"] is None
+                    continue
                 low, high = g["intervalle_net_par_demande"]
                 assert low <= g["net_par_demande"] <= high
 

@@ -6,13 +6,18 @@ verdict kind included."""
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+from scipy import stats
+
 from scripts.classement_demo import OUT, build
+from tests.classement_reference import assert_same, clustered, expected_pairs
 
 ROOT = Path(__file__).parents[2]
 PAGE = ROOT / "docs" / "formulas.md"
@@ -81,3 +86,39 @@ def test_the_readme_shows_what_the_commands_print(tmp_path: Path) -> None:
     assert f"code against rapide, interval [{low}, {high}]" in text
     held = pair(document, "precis", "code")
     assert held["verdict"] == "indiscernable" and held["raison"].startswith("unequal sizes")
+
+
+def test_the_example_equals_the_clustered_recomputation(tmp_path: Path) -> None:
+    # Done when (issue 30): the example's classement, sessions and all, against the
+    # cluster-robust rules written again apart (tests.classement_reference) from the
+    # example's own files: each group's sessions and net interval, and every verdict.
+    data = tmp_path / "demo"
+    run("import", "--data", str(data), str(OUT / "evenements.jsonl"))
+    shutil.copy(OUT / "delegations.jsonl", data / "delegations.jsonl")
+    document = json.loads("\n".join(run("classement", "--data", str(data), "--par",
+                                        "preset", "--json")))
+    presets = {j["demande_id"]: j["preset"] for j in map(
+        json.loads, (OUT / "delegations.jsonl").read_text(encoding="utf-8").splitlines())}
+    rows: dict[str, list[Any]] = {}
+    for event in map(json.loads, (OUT / "evenements.jsonl").read_text(
+            encoding="utf-8").splitlines()):
+        if event["type"] == "delegation":
+            row = rows.setdefault(event["demande_id"], [None, 0, 0, 0])
+            row[0], row[1] = event["session_id"], event["estimation"]["evites"]
+        elif event["type"] == "pilotage":  # one demande a turn in the example
+            rows.setdefault(event["demande_ids"][0], [None, 0, 0, 0])[2] += event["cout"]
+        else:
+            rows.setdefault(event["demande_id"], [None, 0, 0, 0])[3] += event["cout"]
+    groups: dict[str, list[tuple[str, int, int, int]]] = {}
+    for demande, (session, e, p, c) in rows.items():
+        groups.setdefault(presets[demande], []).append((session, e, p, c))
+    for g in document["groupes"]:
+        mine = groups[g["cle"]]
+        assert g["sessions"] == len({r[0] for r in mine}) < g["demandes"] == len(mine)
+        mean, variance, sessions = clustered(mine, "net")
+        half = stats.t.ppf(0.975, sessions - 1) * math.sqrt(variance)
+        assert g["intervalle_net_par_demande"] == pytest.approx([mean - half, mean + half],
+                                                                rel=1e-9)
+    ranked = [g["cle"] for g in document["groupes"] if g["rang"] is not None]
+    assert_same(document["comparaisons"],
+                expected_pairs({cle: groups[cle] for cle in ranked}, "taux"))

@@ -1,10 +1,11 @@
 """A replay's groups and samples are rebuilt streaming (ADR-0114): the database aggregates
 and ``REBUILD_ROWS`` rows at a time are read and written, or, where a sum may pass 2^63,
 the joined rows come in key order and are summed one key at a time in Python. Either way
-every row of ``bilan_groupes`` and ``bilan_echantillons`` equals the live projection's,
-folded page by page through another path (``GroupsWriter.fold``, ``SamplesWriter.fold``,
-``GroupsWriter.join``), on both backends: with keys spanning chunks, demandes without a
-delegation, journal lines without a demande, and no journal at all."""
+every row of ``bilan_groupes``, ``bilan_echantillons`` and ``bilan_sessions`` equals the
+live projection's, folded page by page through another path (``GroupsWriter.fold``,
+``SamplesWriter.fold``, ``SessionsWriter.apply``, ``GroupsWriter.join``), on both
+backends: with keys spanning chunks, demandes without a delegation, journal lines without
+a demande, and no journal at all."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ from miam_economies.projections import sql_groups
 from miam_economies.projections.projection import projection_name
 from tests.corpus import generate, journal_lines
 
-TABLES = ("bilan_groupes", "bilan_echantillons")
+TABLES = ("bilan_groupes", "bilan_echantillons", "bilan_sessions")
+ORDER = {"bilan_sessions": "champ, valeur, client, session"}
 
 
 def edge_corpus() -> tuple[list[dict[str, Any]], list[str]]:
@@ -49,19 +51,19 @@ def load(services: Services, events: list[dict[str, Any]], journal: list[str] | 
 
 
 def rows(services: Services, name: str) -> dict[str, list[tuple[Any, ...]]]:
-    """Every row of the two tables for projection ``name``, without it, in key order,
+    """Every row of the tables for projection ``name``, without it, in key order,
     values as the database gives them back (an int and its decimal text differ)."""
     out = {}
     with services.projection.view._read() as c:  # type: ignore[attr-defined]
         for table in TABLES:
-            c.execute(f"SELECT * FROM {table} WHERE projection = ? "
-                      "ORDER BY champ, valeur, client", (name,))
+            order = ORDER.get(table, "champ, valeur, client")
+            c.execute(f"SELECT * FROM {table} WHERE projection = ? ORDER BY {order}", (name,))
             out[table] = [tuple(row[1:]) for row in c.fetchall()]
     return out
 
 
 def replayed(services: Services, zone: str) -> dict[str, list[tuple[Any, ...]]]:
-    """The two tables of a replay into ``zone`` beside the live projection."""
+    """The tables of a replay into ``zone`` beside the live projection."""
     replay(replace(services.settings, fuseau=None), "v1", fuseau=zone)
     return rows(services, projection_name("v1", zone))
 
@@ -87,6 +89,8 @@ class StreamingContract:
         groupes = {row[:2] for row in live["bilan_groupes"]}
         echantillons = {row[:2] for row in live["bilan_echantillons"]}
         assert ("preset", "en-attente") in groupes - echantillons
+        # Sessions of several demandes: their sums are no per-demande ones.
+        assert any(row[11] < row[3] for row in live["bilan_echantillons"])
         assert not any(valeur == "orphelin" for _, valeur in groupes)
         monkeypatch.setattr(sql_groups, "REBUILD_ROWS", 7)
         assert replayed(services, "Etc/GMT-1") == live
@@ -100,6 +104,7 @@ class StreamingContract:
         live = rows(services, services.projection.tracking_name)
         assert live["bilan_groupes"] == []
         assert {row[:2] for row in live["bilan_echantillons"]} == {("", "")}
+        assert {row[:2] for row in live["bilan_sessions"]} == {("", "")}
         monkeypatch.setattr(sql_groups, "REBUILD_ROWS", 1)
         assert replayed(services, "Etc/GMT-1") == live
         assert replayed_exactly(services, monkeypatch, "Etc/GMT-2") == live

@@ -49,13 +49,21 @@ def test_every_interval_holds_its_figure_and_every_ranked_pair_has_a_verdict(
     assert sorted(g.cle for g in out) == sorted(groupes)
     for groupe in out:
         interval = groupe.intervalle_net_par_demande
-        assert (interval is None) == (groupe.demandes < 2)
+        nets = {e - p - c for e, p, c in groupes[groupe.cle]}
+        # No interval below 2 sessions (here each demande is one), nor while every net is
+        # the same: never a zero-width one (SPEC; ADR-0166).
+        assert (interval is None) == (groupe.demandes < 2 or len(nets) == 1)
         if interval is not None:
             low, high = interval
             assert low is not None and high is not None and isfinite(low) and isfinite(high)
             assert low <= groupe.net_par_demande <= high
         interval = groupe.intervalle_taux_reprise
-        assert (interval is None) == (groupe.demandes < 2 or groupe.evites <= 0)
+        rows = groupes[groupe.cle]
+        # Corrections exactly proportional to evites (none spread): no interval either.
+        proportional = groupe.corrections > 0 and all(
+            c * groupe.evites == groupe.corrections * e for e, _, c in rows)
+        assert (interval is None) == (groupe.demandes < 2 or groupe.evites <= 0
+                                      or proportional)
         if interval is not None:
             low, high = interval
             assert groupe.taux_reprise is not None and low is not None and isfinite(low)

@@ -403,7 +403,7 @@ def test_a_delegation_gives_its_client_day_and_demande_one_delegation_and_its_ev
     assert demande.delegation == DelegationVue(
         id="claude-code:dem-9c8a4d0189", agent_id="a1", par_subagent=True, retour="complet",
         methode="caracteres/4", tokens_entree=4100, tokens_sortie=900, lus=4000, ecrits=900,
-        consigne=100, rendus=900)
+        consigne=100, rendus=900, session_id=EXAMPLE_DELEGATION["session_id"])
     assert (demande.pilotages, demande.corrections_nombre, demande.par_outil) == (0, 0, {})
 
 
@@ -507,16 +507,16 @@ def test_demandes_are_keyed_by_client_and_demande_id() -> None:
 # --- PageDelta: two delegations under one demande_id --------------------------------------
 
 SAME_DEMANDE = [
-    delegation(id="dup-b", agent_id=None, par_subagent=False, retour="apercu",
-               tokens_entree=10, tokens_sortie=20,
+    delegation(id="dup-b", session_id="s-b", agent_id=None, par_subagent=False,
+               retour="apercu", tokens_entree=10, tokens_sortie=20,
                estimation={"lus": 1, "ecrits": 2, "consigne": 3, "rendus": 4, "evites": -4,
                            "methode": "m-b"}),
-    delegation(id="dup-a", agent_id="a-first", par_subagent=True, retour="complet",
-               tokens_entree=100, tokens_sortie=200,
+    delegation(id="dup-a", session_id="s-a", agent_id="a-first", par_subagent=True,
+               retour="complet", tokens_entree=100, tokens_sortie=200,
                estimation={"lus": 10, "ecrits": 20, "consigne": 30, "rendus": 40, "evites": 30,
                            "methode": "m-a"}),
-    delegation(id="dup-c", agent_id="a-c", par_subagent=True, retour="apercu",
-               tokens_entree=1000, tokens_sortie=2000,
+    delegation(id="dup-c", session_id="s-c", agent_id="a-c", par_subagent=True,
+               retour="apercu", tokens_entree=1000, tokens_sortie=2000,
                estimation={"lus": 100, "ecrits": 200, "consigne": 300, "rendus": 400,
                            "evites": 300, "methode": "m-c"}),
 ]
@@ -530,7 +530,8 @@ def test_delegations_sharing_a_demande_keep_the_smallest_id_attributes_and_sum_c
     demande = delta.demandes[(CLIENT, DEMANDE)]
     assert demande.delegation == DelegationVue(
         id="dup-a", agent_id="a-first", par_subagent=True, retour="complet", methode="m-a",
-        tokens_entree=1110, tokens_sortie=2220, lus=111, ecrits=222, consigne=333, rendus=444)
+        tokens_entree=1110, tokens_sortie=2220, lus=111, ecrits=222, consigne=333, rendus=444,
+        session_id="s-a")
     assert four(demande.figures) == (3, 326, 0, 0)
 
 
@@ -542,7 +543,8 @@ def test_two_delegations_sharing_a_demande_merge_the_same_either_way(
     demande = delta_of(pair[i] for i in order).demandes[(CLIENT, DEMANDE)]
     assert demande.delegation is not None
     assert (demande.delegation.id, demande.delegation.agent_id, demande.delegation.retour,
-            demande.delegation.methode) == ("dup-b", None, "apercu", "m-b")
+            demande.delegation.methode, demande.delegation.session_id) == (
+        "dup-b", None, "apercu", "m-b", "s-b")
     assert (demande.delegation.tokens_entree, demande.delegation.tokens_sortie) == (1010, 2020)
 
 

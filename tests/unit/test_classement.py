@@ -180,20 +180,37 @@ def test_intervals_are_null_below_two_demandes_and_taux_without_evites() -> None
     (one,) = classement({"x": Echantillon.of([(5_000, 100, 10)])}, 1)
     assert one.taux_reprise == 0.002
     assert one.intervalle_net_par_demande is None and one.intervalle_taux_reprise is None
-    for evites in ([0, 0], [100, -100], [-50, 20]):
+    for evites in ([2, -2], [100, -100], [-50, 20]):
         rows = [(e, 10, 5) for e in evites]
         (groupe,) = classement({"x": Echantillon.of(rows)}, 1)
         assert groupe.taux_reprise is None and groupe.intervalle_taux_reprise is None
         assert groupe.intervalle_net_par_demande is not None
 
 
-def test_all_equal_demandes_give_garwoods_interval_for_the_corrections_they_hold() -> None:
-    # Five equal corrections and equal evites: the taux is known up to how many
-    # corrections five demandes happen to hold, Garwood's exact Poisson interval for 5.
-    (groupe,) = classement({"x": Echantillon.of([(7_000, 1_000, 700)] * 5)}, 1)
-    assert groupe.intervalle_net_par_demande == (5_300.0, 5_300.0)
+def test_a_group_whose_figures_are_all_alike_has_no_interval_yet() -> None:
+    # SPEC: "a bound the data cannot give yet is null, never a zero-width interval".
+    (alike,) = classement({"x": Echantillon.of([(7_000, 1_000, 700)] * 5)}, 1)
+    assert alike.intervalle_net_par_demande is None
+    assert alike.intervalle_taux_reprise is None  # corrections proportional to evites
+    proportional = [(1_000 * k, 10 * k, 100 * k) for k in range(1, 6)]
+    (groupe,) = classement({"x": Echantillon.of(proportional)}, 1)
+    assert groupe.intervalle_taux_reprise is None
+    assert groupe.intervalle_net_par_demande is not None  # net differs: it has a spread
+    # Sessions whose demandes differ but whose means are alike: no spread between them.
+    sessions = [[(5_000, 0, 0), (3_000, 0, 0)], [(4_000, 0, 0)] * 2, [(6_000, 0, 0),
+                                                                     (2_000, 0, 0)]]
+    (same,) = classement({"x": Echantillon.of_sessions(sessions)}, 1)
+    assert same.intervalle_net_par_demande is not None  # the per-demande spread bounds it
+
+
+def test_equal_corrections_on_equal_evites_give_garwoods_interval() -> None:
+    # Five equal corrections among ten equal evites: the taux is known up to how many
+    # corrections ten demandes happen to hold, Garwood's exact Poisson interval for 5.
+    rows = [(7_000, 1_000, 700)] * 5 + [(7_000, 1_000, 0)] * 5
+    (groupe,) = classement({"x": Echantillon.of(rows)}, 1)
     assert groupe.intervalle_taux_reprise == pytest.approx(
-        (0.1 * stats.gamma.ppf(0.025, 5) / 5, 0.1 * stats.gamma.ppf(0.975, 6) / 5), rel=1e-12)
+        (0.05 * stats.gamma.ppf(0.025, 5) / 5, 0.05 * stats.gamma.ppf(0.975, 6) / 5),
+        rel=1e-12)
 
 
 def test_no_correction_yet_gives_taux_zero_and_no_high_end() -> None:
@@ -228,7 +245,8 @@ def test_the_wire_shape_has_the_spec_fields_in_order_and_is_strict_json() -> Non
     (groupe,) = classement({"rapide": Echantillon.of(RAPIDE)}, 10)
     document = groupe.as_dict()
     assert list(document) == [
-        "cle", "demandes", "evites", "pilotage", "corrections", "net", "net_par_demande",
+        "cle", "demandes", "sessions", "evites", "pilotage", "corrections", "net",
+        "net_par_demande",
         "taux_reprise", "intervalle_net_par_demande", "intervalle_taux_reprise",
         "suffisant", "rang"]
     assert isinstance(document["intervalle_net_par_demande"], list)

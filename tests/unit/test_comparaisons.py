@@ -18,7 +18,7 @@ from miam_economies.domain.appariees import Tache, comparaisons_appariees
 from miam_economies.domain.comparaisons import comparaisons
 from miam_economies.domain.ecarts import MIN_CORRECTIONS, NIVEAU_VERDICT, Comparaison
 from miam_economies.domain.echantillon import Echantillon
-from tests.classement_reference import assert_same, expected_pairs
+from tests.classement_reference import assert_same, expected_pairs, independent
 
 
 def draw(rng: random.Random, n: int, shift: int, corrected: float) -> list[tuple[int, ...]]:
@@ -35,7 +35,7 @@ def test_every_pair_equals_the_recomputation(seed: int, selon: str) -> None:
               for i in range(rng.randint(2, 5))}
     got = [c.as_dict() for c in comparaisons(
         [(k, Echantillon.of(v)) for k, v in groups.items()], selon)]
-    assert_same(got, expected_pairs(groups, selon))
+    assert_same(got, expected_pairs(independent(groups), selon))
 
 
 def test_clearly_separated_groups_are_told_apart_both_ways() -> None:
@@ -168,6 +168,32 @@ def test_the_wire_shape_names_the_spec_fields_in_order() -> None:
     plain = Comparaison("a", "b", 1.5, (0.5, None), "indiscernable", "why", None)
     assert plain.as_dict() == {"a": "a", "b": "b", "difference": 1.5,
                                "intervalle": [0.5, None], "verdict": "indiscernable",
-                               "raison": "why"}
+                               "raison": "why", "a_completer": None}
     assert list(Comparaison("a", "b", None, None, "indiscernable", None, 3).as_dict()) == [
-        "a", "b", "difference", "intervalle", "verdict", "raison", "taches"]
+        "a", "b", "difference", "intervalle", "verdict", "raison", "taches", "a_completer"]
+    told = Comparaison("a", "b", 1.5, (0.5, 2.5), "a_devant", None, None)
+    assert list(told.as_dict()) == ["a", "b", "difference", "intervalle", "verdict", "raison"]
+    more = Comparaison("a", "b", 1.5, (-0.5, 3.5), "indiscernable", None, None, (40, 400))
+    assert more.as_dict()["a_completer"] == {"a": 40, "b": 400}
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("selon", ["net", "taux"])
+def test_with_sessions_every_pair_equals_the_clustered_recomputation(seed: int,
+                                                                     selon: str) -> None:
+    # Demandes in sessions of 1 to 30 sharing a shift: the variances over sessions
+    # (ADR-0166), Welch on them with the sessions' degrees of freedom, the floor counted
+    # in sessions, the taux holds on the sessions' corrections; groups of one session.
+    rng = random.Random(100 + seed)
+    groups: dict[str, list[tuple[str, int, int, int]]] = {}
+    for i in range(rng.randint(2, 5)):
+        rows: list[tuple[str, int, int, int]] = []
+        for s in range(rng.choice([1, 2, 5, 20, 60])):
+            size, shift = rng.randint(1, 30), rng.randint(-5_000, 20_000)
+            rows += [(f"s{s}", *row) for row in draw(rng, size, shift, rng.random() / 2)]
+        groups[f"g{i}"] = rows
+    samples = [(cle, Echantillon.of_sessions(
+        [[row[1:] for row in rows if row[0] == s] for s in dict.fromkeys(r[0] for r in rows)]))
+        for cle, rows in groups.items()]
+    got = [c.as_dict() for c in comparaisons(samples, selon)]
+    assert_same(got, expected_pairs(groups, selon))

@@ -292,7 +292,8 @@ def test_the_classement_is_one_row_per_group_with_each_interval_in_two_columns()
     groupes = classement_answer(ranked)["groupes"]
     text = classement_csv(ranked)
     assert header(text) == [
-        "cle", "demandes", "evites", "pilotage", "corrections", "net", "net_par_demande",
+        "cle", "demandes", "sessions", "evites", "pilotage", "corrections", "net",
+        "net_par_demande",
         "taux_reprise", "intervalle_net_par_demande_bas", "intervalle_net_par_demande_haut",
         "intervalle_taux_reprise_bas", "intervalle_taux_reprise_haut", "suffisant", "rang"]
     rows = read(text)
