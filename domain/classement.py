@@ -10,11 +10,13 @@ module holds the parameters' rules, the order and the ``Groupe`` of the answer.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, fields
 from fractions import Fraction
 from typing import Any
 
+from miam_economies.domain.breakdowns import check_day
+from miam_economies.domain.derive import Derive, derive
 from miam_economies.domain.echantillon import Echantillon
 from miam_economies.domain.errors import MiamEconomiesError
 from miam_economies.domain.intervalles import (
@@ -68,13 +70,16 @@ class ClassementError(MiamEconomiesError, ValueError):
 
 
 def check_parametres(par: str, selon: str = SELON, apparier: str | None = None,
-                     minimum: int = DEFAULT_MIN) -> None:
+                     minimum: int = DEFAULT_MIN, depuis: str | None = None,
+                     jusqu_au: str | None = None) -> None:
     """Raise ``ClassementError`` unless the classement's parameters are sound (SPEC,
     "Ranking presets: the classement"): ``par`` is ``client`` or a journal field (not
     ``jour``, ``modele``, ``demande``, nor empty; ``journal.`` prefix allowed); ``selon``
     is ``taux`` or ``net``; ``apparier``, when given, a journal field other than ``par``
-    (not ``client``, ``jour``, ``modele``, ``demande``); ``minimum`` at least 1. The
-    rules' one statement: every edge (route, command, Python reads) calls it."""
+    (not ``client``, ``jour``, ``modele``, ``demande``); ``minimum`` at least 1; the
+    window's ``depuis`` and ``jusqu_au``, when given, days written ``YYYY-MM-DD``,
+    ``depuis`` not after ``jusqu_au`` (ADR-0167). The rules' one statement: every edge
+    (route, command, Python reads) calls it."""
     if not par.removeprefix("journal.") or par in NOT_GROUPS:
         raise ClassementError("par", "par must be client or a journal field (preset, "
                               f"format...), not {par!r}: the classement ranks groups of "
@@ -92,6 +97,14 @@ def check_parametres(par: str, selon: str = SELON, apparier: str | None = None,
                                   "a group is compared with another on the tasks both ran")
     if minimum < 1:
         raise ClassementError("min", f"{_MIN_RULE}, not {minimum}")
+    for name, day in (("depuis", depuis), ("jusqu_au", jusqu_au)):
+        if day is not None:
+            try:
+                check_day(day)
+            except ValueError as exc:
+                raise ClassementError(name, f"{name}: {exc}") from None
+    if depuis is not None and jusqu_au is not None and depuis > jusqu_au:
+        raise ClassementError("depuis", f"depuis ({depuis}) is after jusqu_au ({jusqu_au})")
 
 
 def parse_min(text: str) -> int:
@@ -110,7 +123,8 @@ class Groupe:
     ratios and intervals as floats; ``sessions`` the Claude Code sessions its demandes
     come from, the unit of its variances, None for a group whose sessions are not kept
     (``(inconnu)``, without intervals): ADR-0166; ``rang`` None for a group that is not
-    ranked)."""
+    ranked; ``derive`` its drift, None when stable, not ranked or unclustered:
+    ADR-0167)."""
 
     cle: str
     demandes: int
@@ -125,12 +139,15 @@ class Groupe:
     intervalle_taux_reprise: Intervalle | None
     suffisant: bool
     rang: int | None
+    derive: Derive | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        """The wire shape: the fields in order, each interval a ``[low, high]`` list."""
+        """The wire shape: the fields in order, each interval a ``[low, high]`` list,
+        ``derive`` its ``Derive.as_dict`` or null."""
         out = {f.name: getattr(self, f.name) for f in fields(self)}
         for name in ("intervalle_net_par_demande", "intervalle_taux_reprise"):
             out[name] = None if out[name] is None else list(out[name])
+        out["derive"] = None if self.derive is None else self.derive.as_dict()
         return out
 
 
@@ -166,17 +183,25 @@ def ordre(groupes: Mapping[str, Echantillon], minimum: int, selon: str = SELON
 
 
 def classement(groupes: Mapping[str, Echantillon], minimum: int, selon: str = SELON,
-               unclustered: Collection[str] = ()) -> list[Groupe]:
+               unclustered: Collection[str] = (),
+               jours: Mapping[str, Sequence[tuple[str, Echantillon]]] | None = None
+               ) -> list[Groupe]:
     """The groups of ``ordre`` as the SPEC's ``Groupe``s: figures, intervals
     (``domain.intervalles``), ``suffisant`` and ``rang`` (1, 2, 3... for the ranked ones,
     None for the others). The groups of ``unclustered`` have no kept sessions: no
-    ``sessions`` and no interval, which would be taken over demandes (ADR-0166). Raises
-    as ``ordre``."""
+    ``sessions``, no interval, which would be taken over demandes, and no drift
+    (ADR-0166). With ``jours`` (each group's samples by day, in day order), each other
+    ranked group's ``derive`` (``domain.derive``, its level shared over the ranked groups;
+    ADR-0167). Raises as ``ordre``."""
     out = []
     rang = 0
-    for cle, e, ranked in ordre(groupes, minimum, selon):
+    ordered = ordre(groupes, minimum, selon)
+    tested = sum(ranked for _, _, ranked in ordered)
+    for cle, e, ranked in ordered:
         rang += ranked
         kept = cle not in unclustered
+        drift = (derive(jours.get(cle, ()), selon, tested)
+                 if ranked and kept and jours is not None else None)
         out.append(Groupe(
             cle=cle, demandes=e.demandes, sessions=e.sessions if kept else None,
             evites=e.evites,
@@ -185,5 +210,5 @@ def classement(groupes: Mapping[str, Echantillon], minimum: int, selon: str = SE
             taux_reprise=e.corrections / e.evites if e.evites > 0 else None,
             intervalle_net_par_demande=intervalle_net_par_demande(e) if kept else None,
             intervalle_taux_reprise=intervalle_taux_reprise(e) if kept else None,
-            suffisant=e.demandes >= minimum, rang=rang if ranked else None))
+            suffisant=e.demandes >= minimum, rang=rang if ranked else None, derive=drift))
     return out

@@ -102,3 +102,15 @@ def more_words(c: Mapping[str, Any]) -> str:
     return (f"about {about(more['a'])} more {unit} of {c['a']} and {about(more['b'])} of "
             f"{c['b']} would tell a difference of this size ({LEVEL})")
 
+
+def derive_phrases(groupes: Sequence[Mapping[str, Any]], critere: str) -> list[str]:
+    """Each drifting group in words: "rapide changed since 2026-11-20: taux_reprise 3.1%
+    before, 9.8% since (99 %)" (``groupes`` in their wire shape; ADR-0167)."""
+    out = []
+    for g in groupes:
+        d = g.get("derive")
+        if d:
+            fmt = ".1%" if critere == "taux_reprise" else ",.0f"
+            out.append(f"{g['cle']} changed since {d['depuis']}: {critere} "
+                       f"{d['avant']:{fmt}} before, {d['apres']:{fmt}} since ({LEVEL})")
+    return out

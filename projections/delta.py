@@ -33,7 +33,9 @@ class DelegationVue(NamedTuple):
     """A demande's delegation as the per-demande view keeps it (contract, "Événement
     delegation"): the attributes of the delegation with the smallest ``id`` (its
     ``session_id`` too: the Claude Code session the demande belongs to in the classement,
-    ADR-0166), and token counts summed over its delegations (normally exactly one). A
+    ADR-0166; and ``jour``, its day ``YYYY-MM-DD`` in the projection's zone: the
+    demande's day in the classement's window and clusters, ADR-0167), and token counts
+    summed over its delegations (normally exactly one). A
     named tuple: one is built per folded delegation, at a fifth of a frozen dataclass's
     cost (ADR-0062)."""
 
@@ -49,6 +51,7 @@ class DelegationVue(NamedTuple):
     consigne: int
     rendus: int
     session_id: str
+    jour: str
 
     def merge(self, other: DelegationVue) -> DelegationVue:
         """Two delegations under one demande_id (a plugin bug): smallest id's attributes,
@@ -64,12 +67,13 @@ class DelegationVue(NamedTuple):
         )
 
     @staticmethod
-    def of(d: Delegation) -> DelegationVue:
-        """The view's record of one delegation event."""
+    def of(d: Delegation, jour: str) -> DelegationVue:
+        """The view's record of one delegation event, whose date falls on ``jour``
+        (``YYYY-MM-DD`` in the projection's zone)."""
         e = d.estimation
         return DelegationVue(d.id, d.agent_id, d.par_subagent, d.retour, e.methode,
                              d.tokens_entree, d.tokens_sortie, e.lus, e.ecrits, e.consigne,
-                             e.rendus, d.session_id)
+                             e.rendus, d.session_id, jour)
 
 
 @dataclass(slots=True)
@@ -182,7 +186,7 @@ class PageDelta:
         on_day = self.demandes_jours[(client, evenement.demande_id, jour)]
         on_day.delegations += 1
         on_day.evites += evites
-        vue = DelegationVue.of(evenement)
+        vue = DelegationVue.of(evenement, jour)
         demande.delegation = vue if demande.delegation is None else demande.delegation.merge(vue)
 
     def _pilotage(self, evenement: Pilotage) -> None:

@@ -11,19 +11,20 @@ from miam_economies.projections.delta import PageDelta
 from miam_economies.projections.sql_dialect import SqlDialect
 from miam_economies.projections.sql_schema import Cursor, chunks
 
-Stored = tuple[int, int, int, int, str | None, str | None]
+Stored = tuple[int, int, int, int, str | None, str | None, str | None]
 """One demande's stored ``(delegations, evites, pilotage, corrections, delegation_id,
-session_id)``: figures (tokens), then the smallest delegation id and its session (None
-until a delegation arrives)."""
+session_id, jour)``: figures (tokens), then the smallest delegation id, its session and
+its day (``YYYY-MM-DD``, the projection's zone: ADR-0167; None until a delegation
+arrives)."""
 
 Before = dict[tuple[str, str], Stored]
 """The stored rows (``Stored``) of a page's demandes by ``(client, demande_id)``, before
 the page is folded (absent: never seen)."""
 
-_ATTRIBUTES = ("agent_id", "par_subagent", "retour", "methode", "session_id",
+_ATTRIBUTES = ("agent_id", "par_subagent", "retour", "methode", "session_id", "jour",
                "delegation_id")
 """A delegation's attributes, taken from the delegation with the smallest id (ADR-0006;
-its session too: ADR-0166)."""
+its session and day too: ADR-0166, ADR-0167)."""
 
 
 class DemandesWriter:
@@ -41,7 +42,7 @@ class DemandesWriter:
             f"{col} = CASE WHEN {take} THEN excluded.{col} ELSE bilan_demandes.{col} END"
             for col in _ATTRIBUTES)
         self._demandes = (
-            "INSERT INTO bilan_demandes VALUES (" + ", ".join("?" * 21) + ") "
+            "INSERT INTO bilan_demandes VALUES (" + ", ".join("?" * 22) + ") "
             "ON CONFLICT (projection, demande_id, client) DO UPDATE SET "
             + dialect.added("bilan_demandes",
                             ("delegations", "pilotages", "corrections_nombre"),
@@ -62,16 +63,18 @@ class DemandesWriter:
     def before(c: Cursor, name: str, delta: PageDelta) -> Before:
         """The stored rows of ``delta``'s demandes in projection ``name``, before the
         page is folded (see ``Before``): what the classement's samples subtract, and the
-        session each demande was counted in."""
+        session and day each demande was counted in."""
         before: Before = {}
         ids = sorted({demande_id for _, demande_id in delta.demandes})
         for chunk in chunks(ids):
             c.execute("SELECT client, demande_id, delegations, evites, pilotage, corrections, "
-                      "delegation_id, session_id FROM bilan_demandes WHERE projection = ? "
+                      "delegation_id, session_id, jour FROM bilan_demandes "
+                      "WHERE projection = ? "
                       f"AND demande_id IN ({','.join('?' * len(chunk))})", [name, *chunk])
-            for client, demande_id, dl, e, p, k, delegation_id, session_id in c.fetchall():
+            for client, demande_id, dl, e, p, k, delegation_id, session_id, jour in (
+                    c.fetchall()):
                 before[(client, demande_id)] = (dl, int(e), int(p), int(k), delegation_id,
-                                                session_id)
+                                                session_id, jour)
         return before
 
     def fold(self, c: Cursor, name: str, delta: PageDelta) -> None:
@@ -95,7 +98,7 @@ class DemandesWriter:
                 rows.append((name, demande_id, client, f.delegations, tk(f.evites),
                              tk(f.pilotage), tk(f.corrections), d.pilotages,
                              d.corrections_nombre, None, None, None, None, None,
-                             0, 0, 0, 0, 0, 0, None))
+                             0, 0, 0, 0, 0, 0, None, None))
                 # Links serve only en_attente, which reads those of demandes without any
                 # delegation; a demande whose delegation is in this page never is one
                 # again (its count of delegations only grows): its links are not written.
@@ -107,7 +110,7 @@ class DemandesWriter:
                              d.corrections_nombre, v.id, v.agent_id, v.par_subagent,
                              v.retour, v.methode, tk(v.tokens_entree), tk(v.tokens_sortie),
                              tk(v.lus), tk(v.ecrits), tk(v.consigne), tk(v.rendus),
-                             v.session_id))
+                             v.session_id, v.jour))
             for outil, (cout, nombre) in d.par_outil.items():
                 outils.append((name, demande_id, client, outil, tk(cout), nombre))
         c.executemany(self._demandes, rows)

@@ -33,12 +33,9 @@ from miam_economies.projections.sql_samples import (
     CLIENT_WIDE,
     SAMPLE_SUMS,
     SamplesWriter,
-    contribution,
-    samples_by_projection,
     summed_by_key,
 )
 from miam_economies.projections.sql_schema import TOKEN_LIMIT, Cursor, chunks
-from miam_economies.projections.sql_sessions import NO_SESSION_CHANGE, SessionKey, add_totals
 from miam_economies.projections.view import JournalLine
 
 _FIGURES_OF_D = "d.delegations, d.evites, d.pilotage, d.corrections"
@@ -94,10 +91,12 @@ class GroupsWriter:
         if row is None:
             return
         c.execute("DELETE FROM bilan_echantillons WHERE projection = ?", (name,))
+        c.execute("DELETE FROM bilan_echantillons_jours WHERE projection = ?", (name,))
         c.execute("DELETE FROM bilan_sessions WHERE projection = ?", (name,))
         journal, size, stream = row[0], REBUILD_ROWS, self.dialect.stream
-        # Rows per (group, session), every group's together: SessionsWriter.rebuilt
-        # writes the sessions and sums each group's rows (ADR-0166).
+        # Rows per (group, day, session), every group's together and in it every day's:
+        # SessionsWriter.rebuilt writes the clusters and the days, and sums each group's
+        # rows (ADR-0166, ADR-0167).
         valued: Iterable[Sequence[Any]]
         whole: Iterable[Sequence[Any]]
         if self.sums_exact_in_sql(c, name):
@@ -106,28 +105,30 @@ class GroupsWriter:
             # again). Grouped by the value first: SQLite's sorter then tells most rows
             # apart by their first column (a fifth less CPU than by the field first;
             # ADR-0114); the order of the groups is the grouping's (one sort).
-            by = "v.valeur, v.champ, d.client, d.session_id"
+            by = "v.valeur, v.champ, d.client, d.jour, d.session_id"
             valued = chain.from_iterable(stream(
-                c, f"SELECT v.champ, v.valeur, d.client, d.session_id, {_SUMS_OF_D}, "
+                c, f"SELECT v.champ, v.valeur, d.client, d.session_id, d.jour, {_SUMS_OF_D}, "
                    f"{_SAMPLE_SUMS_OF_D} {_JOINED} GROUP BY {by} ORDER BY {by}",
                 (journal, name), size))
             whole = ((CLIENT_WIDE, "", *sums) for sums in chain.from_iterable(stream(
-                c, f"SELECT d.client, d.session_id, 0, 0, 0, 0, {_SAMPLE_SUMS_OF_D} "
+                c, f"SELECT d.client, d.session_id, d.jour, 0, 0, 0, 0, {_SAMPLE_SUMS_OF_D} "
                    "FROM bilan_demandes d WHERE d.projection = ? AND d.delegations > 0 "
-                   "GROUP BY d.client, d.session_id ORDER BY d.client, d.session_id",
+                   "GROUP BY d.client, d.jour, d.session_id "
+                   "ORDER BY d.client, d.jour, d.session_id",
                 (name,), size)))
         else:
             # Some sum may pass 2^63: add them as Python ints (ADR-0051), the joined
-            # rows in key order, one (group, session) at a time.
+            # rows in key order, one (group, day, session) at a time.
             valued = summed_by_key(chain.from_iterable(stream(
-                c, f"SELECT v.champ, v.valeur, d.client, d.session_id, {_FIGURES_OF_D} "
-                   f"{_JOINED} ORDER BY v.valeur, v.champ, d.client, d.session_id",
-                (journal, name), size)), 4)
+                c, f"SELECT v.champ, v.valeur, d.client, d.session_id, d.jour, "
+                   f"{_FIGURES_OF_D} {_JOINED} "
+                   "ORDER BY v.valeur, v.champ, d.client, d.jour, d.session_id",
+                (journal, name), size)), 5)
             whole = ((CLIENT_WIDE, "", *sums) for sums in summed_by_key(chain.from_iterable(
-                stream(c, f"SELECT d.client, d.session_id, {_FIGURES_OF_D} "
+                stream(c, f"SELECT d.client, d.session_id, d.jour, {_FIGURES_OF_D} "
                           "FROM bilan_demandes d WHERE d.projection = ? "
-                          "AND d.delegations > 0 ORDER BY d.client, d.session_id",
-                       (name,), size)), 2))
+                          "AND d.delegations > 0 ORDER BY d.client, d.jour, d.session_id",
+                       (name,), size)), 3))
         sessions = self.samples.sessions
         self._insert_rebuilt(c, name, sessions.rebuilt(c, name, valued, size), groups=True)
         self._insert_rebuilt(c, name, sessions.rebuilt(c, name, whole, size), groups=False)
@@ -210,56 +211,38 @@ class GroupsWriter:
         projection built on journal ``chemin``. Summed by group first, groups and samples
         together (their keys are the same), so each is upserted once, not once per
         demande (ADR-0114)."""
-        # (projection, champ, valeur, client) -> the four figures, then the sample's
-        # per-demande sums; by projection, (group, session) -> its totals' change.
+        # (projection, champ, valeur, client) -> the four figures; by projection, the
+        # joined demandes for the samples (SamplesWriter.join).
         summed: dict[tuple[str, str, str, str], list[int]] = {}
-        moves: defaultdict[str, dict[SessionKey, list[int]]] = defaultdict(dict)
+        joined: defaultdict[str, list[Any]] = defaultdict(list)
         for chunk in chunks(sorted(new)):
-            c.execute("SELECT d.projection, d.demande_id, d.client, d.session_id, "
+            c.execute("SELECT d.projection, d.demande_id, d.client, d.session_id, d.jour, "
                       f"{_FIGURES_OF_D} "
                       "FROM bilan_demandes d JOIN bilan_state s "
                       "ON s.projection = d.projection AND s.journal = ? "
                       f"WHERE d.demande_id IN ({','.join('?' * len(chunk))})",
                       [chemin, *chunk])
-            for projection, demande_id, client, session, *figures in c.fetchall():
+            for projection, demande_id, client, session, jour, *figures in c.fetchall():
                 d, e, p, k = map(int, figures)
-                n, se, sp, sk, ee, kk, ek, nn = contribution(d, e, p, k)
-                for champ, valeur in new[demande_id].valeurs.items():
-                    if n:
-                        add_totals(moves[projection], (champ, valeur, client, session),
-                                   1, e, p, k)
+                pairs = list(new[demande_id].valeurs.items())
+                joined[projection].append((pairs, client, session, jour, d, e, p, k))
+                for champ, valeur in pairs:
                     key = (projection, champ, valeur, client)
                     acc = summed.get(key)
                     if acc is None:
-                        summed[key] = [d, e, p, k, n, se, sp, sk, ee, kk, ek, nn]
+                        summed[key] = [d, e, p, k]
                         continue
-                    # Written out: a loop over the twelve sums cost more than the fold.
                     acc[0] += d
                     acc[1] += e
                     acc[2] += p
                     acc[3] += k
-                    if n:
-                        acc[4] += n
-                        acc[5] += se
-                        acc[6] += sp
-                        acc[7] += sk
-                        acc[8] += ee
-                        acc[9] += kk
-                        acc[10] += ek
-                        acc[11] += nn
         by_projection: defaultdict[str, list[Any]] = defaultdict(list)
         for (projection, champ, valeur, client), sums in sorted(summed.items()):
-            by_projection[projection].append(((champ, valeur, client), Figures(*sums[:4])))
+            by_projection[projection].append(((champ, valeur, client), Figures(*sums)))
         for projection, items in by_projection.items():
             self._add(c, projection, items)
-        by_session = {projection: self.samples.sessions.apply(c, projection, changes)
-                      for projection, changes in sorted(moves.items())}
-        for projection, keyed in samples_by_projection(
-                (projection, (champ, valeur, client),
-                 (*sums[4:], *by_session.get(projection, {}).get((champ, valeur, client),
-                                                                 NO_SESSION_CHANGE)))
-                for (projection, champ, valeur, client), sums in summed.items() if sums[4]):
-            self.samples.add(c, projection, keyed)
+        for projection, rows in sorted(joined.items()):
+            self.samples.join(c, projection, rows)
         self.days.join(c, chemin, new)
 
     def _add(self, c: Cursor, name: str,

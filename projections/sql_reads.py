@@ -15,14 +15,20 @@ from miam_economies.projections.sql_breakdowns import read_breakdown
 from miam_economies.projections.sql_dialect import SqlDialect
 from miam_economies.projections.sql_samples import (
     CLIENT_WIDE,
-    DEMANDE_SUMS,
     SAMPLE_SUMS,
     Sums,
     Task,
+    as_own_sessions,
     difference,
     summed,
 )
 from miam_economies.projections.sql_schema import FIGURES, Cursor, chunks
+from miam_economies.projections.sql_window import (
+    FIRST_DAY,
+    LAST_DAY,
+    samples_by_day,
+    samples_in_window,
+)
 from miam_economies.projections.view import (
     INCONNU,
     BilanSnapshot,
@@ -163,7 +169,7 @@ class SqlReader:
         c.execute(
             f"SELECT client, {FIGURES}, pilotages, corrections_nombre, delegation_id, "
             "agent_id, par_subagent, retour, methode, tokens_entree, tokens_sortie, "
-            "lus, ecrits, consigne, rendus, session_id FROM bilan_demandes "
+            "lus, ecrits, consigne, rendus, session_id, jour FROM bilan_demandes "
             "WHERE projection = ? AND demande_id = ? ORDER BY client", (name, demande_id))
         rows = c.fetchall()
         c.execute("SELECT client, outil, cout, nombre FROM bilan_outils "
@@ -175,17 +181,19 @@ class SqlReader:
         entries = []
         for (client, delegations, evites, pilotage, corrections, pilotages, nombre,
              delegation_id, agent_id, par_subagent, retour, methode, entree, sortie, lus,
-             ecrits, consigne, rendus, session_id) in rows:
+             ecrits, consigne, rendus, session_id, jour) in rows:
             # Token sums come back as int, decimal text (SQLite) or Decimal (PostgreSQL).
             figures = Figures(delegations, int(evites), int(pilotage), int(corrections))
             delegation = None if delegation_id is None else DelegationVue(
                 delegation_id, agent_id, bool(par_subagent), retour, methode, int(entree),
-                int(sortie), int(lus), int(ecrits), int(consigne), int(rendus), session_id)
+                int(sortie), int(lus), int(ecrits), int(consigne), int(rendus), session_id,
+                jour)
             entries.append(DemandeLue(demande_id, client, figures, pilotages, nombre,
                                       delegation, outils[client]))
         return entries
 
-    def samples(self, c: Cursor, name: str, par: str, apparier: str | None = None
+    def samples(self, c: Cursor, name: str, par: str, apparier: str | None = None,
+                depuis: str | None = None, jusqu_au: str | None = None
                 ) -> tuple[int, dict[str, Sums], dict[str, dict[str, Task]] | None]:
         """See ``BilanView.samples``: projection ``name``'s tracking position, its samples
         by group of ``par`` (``client``, or a journal field, ``journal.`` prefix
@@ -193,16 +201,21 @@ class SqlReader:
         all in ``c``'s transaction. ``(inconnu)`` holds a field's demandes without a
         value (when there are any): its per-demande sums are the clients' less the valued
         groups'; its sessions are not kept, so its per-session sums are given as if each
-        demande were a session of its own, and the classement makes no claim on it
-        (ADR-0166). A demande without an ``apparier`` value is in no task."""
+        demande were a session of its own (``sql_samples.as_own_sessions``), and the
+        classement makes no claim on it (ADR-0166). A demande without an ``apparier``
+        value is in no task. With a window (``depuis`` and/or ``jusqu_au``, ``YYYY-MM-DD``
+        inclusive) only the demandes whose day is within it count, their days' samples
+        summed (``sql_window.samples_in_window``), and the tasks' too."""
         champ = None if par == "client" else par.removeprefix("journal.")
         position = self.position(c, name)
+        tasks = None if apparier is None else self._tasks(
+            c, name, champ, apparier.removeprefix("journal."), depuis, jusqu_au)
+        if depuis is not None or jusqu_au is not None:
+            return position, samples_in_window(c, name, champ, depuis, jusqu_au), tasks
         columns = ", ".join(SAMPLE_SUMS)
         c.execute(f"SELECT client, {columns} FROM bilan_echantillons "
                   "WHERE projection = ? AND champ = ?", (name, CLIENT_WIDE))
         clients = {row[0]: tuple(map(int, row[1:])) for row in c.fetchall()}
-        tasks = None if apparier is None else self._tasks(
-            c, name, champ, apparier.removeprefix("journal."))
         if champ is None:
             return position, clients, tasks
         c.execute(f"SELECT valeur, {columns} FROM bilan_echantillons "
@@ -213,18 +226,26 @@ class SqlReader:
         groups = {valeur: summed(rows) for valeur, rows in valued.items()}
         rest = difference(summed(clients.values()), summed(groups.values()))
         if rest[0] > 0:
-            n, e, p, k, ee, kk, ek, nn = rest[:len(DEMANDE_SUMS)]
-            groups[INCONNU] = (n, e, p, k, ee, kk, ek, nn, n, n, nn, e - p - k, ee, kk, ek)
+            groups[INCONNU] = as_own_sessions(rest)
         return position, {cle: sums for cle, sums in groups.items() if sums[0] > 0}, tasks
 
+    def samples_by_day(self, c: Cursor, name: str, par: str, depuis: str | None = None,
+                       jusqu_au: str | None = None) -> dict[str, list[tuple[str, Sums]]]:
+        """See ``BilanView.samples_by_day`` (``sql_window.samples_by_day``), in ``c``'s
+        transaction."""
+        champ = None if par == "client" else par.removeprefix("journal.")
+        return samples_by_day(c, name, champ, depuis, jusqu_au)
+
     @staticmethod
-    def _tasks(c: Cursor, name: str, champ: str | None, tache: str
+    def _tasks(c: Cursor, name: str, champ: str | None, tache: str,
+               depuis: str | None = None, jusqu_au: str | None = None
                ) -> dict[str, dict[str, Task]]:
-        """The demandes with a delegation and a value for journal field ``tache``, summed
-        by group (``champ``'s value, ``INCONNU`` without one; the client when ``champ`` is
-        None) and task: ``(demandes, evites, pilotage, corrections)``, exact. The journal's
-        rows for the field come first (its index), then their demandes by id, so the cost
-        is that of the tasks' demandes, not of the history."""
+        """The demandes with a delegation and a value for journal field ``tache`` (and
+        their day within ``depuis``..``jusqu_au`` when given), summed by group
+        (``champ``'s value, ``INCONNU`` without one; the client when ``champ`` is None)
+        and task: ``(demandes, evites, pilotage, corrections)``, exact. The journal's rows
+        for the field come first (its index), then their demandes by id, so the cost is
+        that of the tasks' demandes, not of the history."""
         c.execute("SELECT journal FROM bilan_state WHERE projection = ?", (name,))
         row = c.fetchone()
         if row is None:
@@ -238,7 +259,9 @@ class SqlReader:
         for chunk in chunks(sorted(tasks)):
             c.execute("SELECT demande_id, client, evites, pilotage, corrections "
                       "FROM bilan_demandes WHERE projection = ? AND delegations > 0 "
-                      f"AND demande_id IN ({','.join('?' * len(chunk))})", [name, *chunk])
+                      "AND jour >= ? AND jour <= ? "
+                      f"AND demande_id IN ({','.join('?' * len(chunk))})",
+                      [name, depuis or FIRST_DAY, jusqu_au or LAST_DAY, *chunk])
             for demande_id, client, evites, pilotage, corrections in c.fetchall():
                 task, valeur = tasks[demande_id]
                 cle = client if champ is None else INCONNU if valeur is None else valeur

@@ -1,4 +1,4 @@
-"""The classement's samples, kept as sums in the view (ADR-0073, ADR-0166).
+"""The classement's samples, kept as sums in the view (ADR-0073, ADR-0166, ADR-0167).
 
 The classement (SPEC, "Ranking presets: the classement") needs, for each group of
 demandes, the count and the sums of each demande's figures, of their squares and of one
@@ -6,13 +6,15 @@ product, and the same over the group's sessions (their count, the sums of each s
 totals' squares and products): with them, ``domain.classement`` computes means,
 variances and intervals without reading a demande. A demande counts once its delegation
 has arrived (``delegations > 0``); its figures are those of the per-demande view
-(``bilan_demandes``), its session that of its delegation with the smallest id.
+(``bilan_demandes``), its session and day those of its delegation with the smallest id;
+its cluster is its (session, day) (ADR-0167, decision 2).
 
-A fold changes some demandes' figures, and may move a demande to another session (a
+A fold changes some demandes' figures, and may move a demande to another cluster (a
 delegation with a smaller id): each brings to its samples the difference between its
-per-demande contribution after and before the page (its row read before the upsert),
-and to the totals of its sessions its figures, out of the session it was counted in and
-into its session now (``sql_sessions``: a session's part of the per-session sums is
+per-demande contribution after and before the page (its row read before the upsert), to
+its day's sample the same (or its contribution out of the old day and into the new),
+and to the totals of its clusters its figures, out of the cluster it was counted in and
+into its cluster now (``sql_sessions``: a cluster's part of the per-session sums is
 replaced, not added). Samples are kept per (journal field, value, client), and per client
 under the field ``CLIENT_WIDE``; the ``(inconnu)`` group of a field is the client-wide
 sample minus the valued ones, its sessions not kept (ADR-0166).
@@ -24,7 +26,6 @@ aggregation (``GroupsWriter.rebuild``; ADR-0114). The samples are read by
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -32,14 +33,15 @@ from miam_economies.domain.echantillon import Echantillon
 from miam_economies.projections.delta import PageDelta
 from miam_economies.projections.sql_demandes import Before
 from miam_economies.projections.sql_dialect import SqlDialect
+from miam_economies.projections.sql_samples_jours import DaySamplesWriter
 from miam_economies.projections.sql_schema import Cursor
 from miam_economies.projections.sql_sessions import (
     NO_SESSION_CHANGE,
     SESSION_SUMS,
-    GroupKey,
     SessionKey,
     SessionsWriter,
     add_totals,
+    by_group,
 )
 
 DEMANDE_SUMS = ("demandes", "evites", "pilotage", "corrections", "evites_squared",
@@ -79,8 +81,7 @@ def difference(after: Sums, before: Sums) -> Sums:
     return tuple(a - b for a, b in zip(after, before, strict=True))
 
 
-def _accumulate(sums: dict[tuple[str, str, str], list[int]], key: tuple[str, str, str],
-                change: Sums) -> None:
+def _accumulate(sums: dict[Any, list[int]], key: Any, change: Sums) -> None:
     # Into the running per-demande sums of ``key`` in place, written out: summing lists
     # of changes per key cost more than the fold of the page (ADR-0114).
     acc = sums.get(key)
@@ -97,6 +98,15 @@ def _accumulate(sums: dict[tuple[str, str, str], list[int]], key: tuple[str, str
     acc[7] += change[7]
 
 
+def as_own_sessions(sums: Sums) -> Sums:
+    """A sample's fifteen sums whose per-session part is taken from its per-demande part
+    as if each demande were a session of its own: the ``(inconnu)`` group's, whose
+    sessions are not kept (reading them took a scan of every session at each read, 61 ms
+    at 200,000 events), so the classement makes no claim on it (ADR-0166, decision 4)."""
+    n, e, p, k, ee, kk, ek, nn = sums[:len(DEMANDE_SUMS)]
+    return (n, e, p, k, ee, kk, ek, nn, n, n, nn, e - p - k, ee, kk, ek)
+
+
 def summed(rows: Iterable[Sums]) -> Sums:
     """The sums of ``rows`` (samples' sums, ``SAMPLE_SUMS`` order), sum by sum (zeros
     for none)."""
@@ -108,13 +118,15 @@ def summed(rows: Iterable[Sums]) -> Sums:
 
 
 class SamplesWriter:
-    """Keeps the classement's samples (``bilan_echantillons``) and their sessions
-    (``sessions``: ``bilan_sessions``) up to date beside the groups' writes
-    (``sql_groups.GroupsWriter``), token sums exact by ``dialect``'s rule (ADR-0051)."""
+    """Keeps the classement's samples (``bilan_echantillons``), their days (``days``:
+    ``bilan_echantillons_jours``) and their clusters (``sessions``: ``bilan_sessions``) up
+    to date beside the groups' writes (``sql_groups.GroupsWriter``), token sums exact by
+    ``dialect``'s rule (ADR-0051)."""
 
     def __init__(self, dialect: SqlDialect):
         self.dialect = dialect
         self.sessions = SessionsWriter(dialect)
+        self.days = DaySamplesWriter(dialect)
         self._upsert = (
             "INSERT INTO bilan_echantillons VALUES ("
             + ", ".join("?" * (4 + len(SAMPLE_SUMS))) + ") "
@@ -126,46 +138,90 @@ class SamplesWriter:
              valeurs: Mapping[str, Sequence[tuple[str, str]]]) -> None:
         """Add to the samples what the page changed: for each demande of ``delta``, its
         contribution after the page minus before (``before``:
-        ``DemandesWriter.before``), and its figures out of the session it was counted in
-        and into its session after the page (``SessionsWriter.apply``), to its client's
-        whole sample and to the group of each of its journal ``valeurs`` (``demande_id``
-        -> ``[(champ, valeur)]``)."""
-        changes: dict[GroupKey, list[int]] = {}
-        moves: dict[SessionKey, list[int]] = {}
+        ``DemandesWriter.before``), to its day's sample (out of the day it was counted
+        in, into its day now, when its delegation of smallest id moves it), and its
+        figures out of the cluster (session, day) it was counted in and into its cluster
+        after the page (``SessionsWriter.apply``), to its client's whole sample and to
+        the group of each of its journal ``valeurs`` (``demande_id`` -> ``[(champ,
+        valeur)]``; ADR-0166, ADR-0167)."""
+        changes: dict[Any, list[int]] = {}
+        days: dict[Any, list[int]] = {}
+        moves: dict[Any, list[int]] = {}
         for (client, demande_id), d in delta.demandes.items():
             f, v = d.figures, d.delegation
             old = before.get((client, demande_id))
             if old is None:  # never seen: nothing of it counted yet
+                od = oe = op = ok = 0
                 dl, e, p, k = f.delegations, f.evites, f.pilotage, f.corrections
-                change = contribution(dl, e, p, k)
                 if dl <= 0:
                     continue
-                gone = None
-                session = v.session_id if v is not None else None
+                prior, osession, ojour = _ZERO, None, None
+                after = change = contribution(dl, e, p, k)
+                session, jour = (v.session_id, v.jour) if v is not None else (None, None)
             else:
-                od, oe, op, ok, odid, osession = old
+                od, oe, op, ok, odid, osession, ojour = old
                 dl, e, p, k = (od + f.delegations, oe + f.evites, op + f.pilotage,
                                ok + f.corrections)
-                change = difference(contribution(dl, e, p, k), contribution(od, oe, op, ok))
-                # The session of the delegation with the smallest id, as the upsert of
-                # bilan_demandes takes it (ADR-0006, ADR-0166).
-                session = (osession if v is None or (odid is not None and odid <= v.id)
-                           else v.session_id)
-                if change == _ZERO and session == osession:
+                prior, after = contribution(od, oe, op, ok), contribution(dl, e, p, k)
+                change = difference(after, prior)
+                # The session and day of the delegation with the smallest id, as the
+                # upsert of bilan_demandes takes them (ADR-0006, ADR-0166, ADR-0167).
+                if v is not None and (odid is None or v.id < odid):
+                    session, jour = v.session_id, v.jour
+                else:
+                    session, jour = osession, ojour
+                if change == _ZERO and session == osession and jour == ojour:
                     continue
-                gone = osession if od > 0 else None
+            moved = jour != ojour and od > 0
+            gone = tuple(-x for x in prior) if moved else _ZERO
             for key in ((CLIENT_WIDE, "", client),
                         *((champ, valeur, client) for champ, valeur
                           in valeurs.get(demande_id, ()))):
                 _accumulate(changes, key, change)
-                if gone is not None:
-                    add_totals(moves, (*key, gone), -1, -oe, -op, -ok)
+                if moved:  # out of the day it was counted in, whole, into its day now
+                    _accumulate(days, (*key, ojour), gone)
+                    _accumulate(days, (*key, jour), after)
+                else:
+                    _accumulate(days, (*key, jour), change)
+                if od > 0:
+                    add_totals(moves, (*key, osession, ojour), -1, -oe, -op, -ok)
                 if dl > 0 and session is not None:
-                    add_totals(moves, (*key, session), 1, e, p, k)
-        by_session = self.sessions.apply(c, name, moves)
+                    add_totals(moves, (*key, session, jour), 1, e, p, k)
+        self._write(c, name, changes, days, moves)
+
+    def join(self, c: Cursor, name: str,
+             joined: Iterable[tuple[Sequence[tuple[str, str]], str, str | None, str | None,
+                                    int, int, int, int]]) -> None:
+        """Add to projection ``name``'s samples, their days and clusters the demandes
+        already folded whose journal line just came: ``(valeurs, client, session, jour,
+        delegations, evites, pilotage, corrections)``, ``valeurs`` the line's ``(champ,
+        valeur)`` pairs (a demande without a delegation counts nowhere yet)."""
+        changes: dict[Any, list[int]] = {}
+        days: dict[Any, list[int]] = {}
+        moves: dict[Any, list[int]] = {}
+        for pairs, client, session, jour, dl, e, p, k in joined:
+            if dl <= 0 or session is None or jour is None:
+                continue
+            sums = Echantillon.sums_of(e, p, k)
+            for champ, valeur in pairs:
+                _accumulate(changes, (champ, valeur, client), sums)
+                _accumulate(days, (champ, valeur, client, jour), sums)
+                add_totals(moves, (champ, valeur, client, session, jour), 1, e, p, k)
+        self._write(c, name, changes, days, moves)
+
+    def _write(self, c: Cursor, name: str, changes: Mapping[Any, Sequence[int]],
+               days: Mapping[Any, Sequence[int]], moves: Mapping[SessionKey, Sequence[int]]
+               ) -> None:
+        # The clusters first (their change of the seven per-session sums, per day), then
+        # the samples and their days, each upserted once in key order.
+        by_day = self.sessions.apply(c, name, moves)
+        by_session = by_group(by_day)
         self.add(c, name, (
             (key, (*changes.get(key, _ZERO), *by_session.get(key, NO_SESSION_CHANGE)))
             for key in changes.keys() | by_session.keys()))
+        self.days.add(c, name, (
+            (key, (*days.get(key, _ZERO), *by_day.get(key, NO_SESSION_CHANGE)))
+            for key in days.keys() | by_day.keys()))
 
     def add(self, c: Cursor, name: str,
             samples: Iterable[tuple[tuple[str, str, str], Sums]]) -> None:
@@ -177,15 +233,6 @@ class SamplesWriter:
             (name, champ, valeur, client, sums[0], *map(tk, sums[1:8]), sums[8],
              *map(tk, sums[9:]))
             for (champ, valeur, client), sums in sorted(samples) if any(sums)])
-
-
-def samples_by_projection(items: Iterable[tuple[str, tuple[str, str, str], Sums]]
-                  ) -> Iterator[tuple[str, list[tuple[tuple[str, str, str], Sums]]]]:
-    """``(projection, key, sums)`` items grouped by projection, for ``SamplesWriter.add``."""
-    grouped: defaultdict[str, list[tuple[tuple[str, str, str], Sums]]] = defaultdict(list)
-    for projection, key, sums in items:
-        grouped[projection].append((key, sums))
-    yield from grouped.items()
 
 
 def summed_by_key(rows: Iterable[Sequence[Any]], width: int) -> Iterator[tuple[Any, ...]]:

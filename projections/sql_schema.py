@@ -21,8 +21,8 @@ TOKEN_LIMIT = 2**62
 below it: SQLite keeps such a sum as decimal text (ADR-0051)."""
 TABLES = ("bilan_clients", "bilan_state", "bilan_jours", "bilan_modeles", "bilan_demandes",
           "bilan_demandes_jours", "bilan_outils", "bilan_liens", "bilan_groupes",
-          "bilan_groupes_jours", "bilan_echantillons", "bilan_sessions", "bilan_anomalies",
-          "bilan_sources", "bilan_ecartes")
+          "bilan_groupes_jours", "bilan_echantillons", "bilan_echantillons_jours",
+          "bilan_sessions", "bilan_anomalies", "bilan_sources", "bilan_ecartes")
 """The tables keyed by projection."""
 JOURNAL_TABLES = ("journal_valeurs", "journal_demandes", "journal_suivi")
 """The tables keyed by journal file."""
@@ -54,6 +54,15 @@ def view_tables(text: str, integer: str, tokens: str, boolean: str,
     figures = (f"delegations {integer} NOT NULL, evites {n} NOT NULL, "
                f"pilotage {n} NOT NULL, corrections {n} NOT NULL")
     t, i, b, w = text, integer, boolean, without_rowid
+    sample = (f"demandes {i} NOT NULL, evites {n} NOT NULL, "
+              f"pilotage {n} NOT NULL, corrections {n} NOT NULL, "
+              f"evites_squared {n} NOT NULL, corrections_squared {n} NOT NULL, "
+              f"evites_times_corrections {n} NOT NULL, net_squared {n} NOT NULL, "
+              f"sessions {i} NOT NULL, session_demandes_squared {n} NOT NULL, "
+              f"session_net_squared {n} NOT NULL, session_demandes_times_net {n} NOT NULL, "
+              f"session_evites_squared {n} NOT NULL, "
+              f"session_corrections_squared {n} NOT NULL, "
+              f"session_evites_times_corrections {n} NOT NULL")
     return [
         f"CREATE TABLE IF NOT EXISTS bilan_state (projection {t} PRIMARY KEY, "
         f"evenements {i} NOT NULL, fuseau {t} NOT NULL, "
@@ -89,14 +98,15 @@ def view_tables(text: str, integer: str, tokens: str, boolean: str,
         # One row per (client, demande): its figures (pilotage = its parts), the
         # pilotages and corrections it holds, and its delegation (delegation_id NULL
         # until one arrives; attributes of the smallest id, counts summed: ADR-0006;
-        # session_id, the classement's unit of variance: ADR-0166).
+        # session_id, the classement's unit of variance: ADR-0166; jour, its day in the
+        # projection's zone, the classement's window and clusters: ADR-0167).
         f"CREATE TABLE IF NOT EXISTS bilan_demandes (projection {t}, demande_id {t}, "
         f"client {t}, {figures}, pilotages {i} NOT NULL, "
         f"corrections_nombre {i} NOT NULL, delegation_id {t}, agent_id {t}, "
         f"par_subagent {b}, retour {t}, methode {t}, "
         f"tokens_entree {n} NOT NULL, tokens_sortie {n} NOT NULL, "
         f"lus {n} NOT NULL, ecrits {n} NOT NULL, consigne {n} NOT NULL, "
-        f"rendus {n} NOT NULL, session_id {t}, "
+        f"rendus {n} NOT NULL, session_id {t}, jour {t}, "
         "PRIMARY KEY (projection, demande_id, client))",
         # Demandes still waiting for their delegation: conservation reads only these.
         "CREATE INDEX IF NOT EXISTS bilan_demandes_en_attente ON bilan_demandes "
@@ -129,23 +139,23 @@ def view_tables(text: str, integer: str, tokens: str, boolean: str,
         # figures, squares and product (ADR-0073), then the count of their sessions and
         # the sums of the sessions' totals' squares and products (ADR-0166).
         f"CREATE TABLE IF NOT EXISTS bilan_echantillons (projection {t}, champ {t}, "
-        f"valeur {t}, client {t}, demandes {i} NOT NULL, evites {n} NOT NULL, "
-        f"pilotage {n} NOT NULL, corrections {n} NOT NULL, evites_squared {n} NOT NULL, "
-        f"corrections_squared {n} NOT NULL, evites_times_corrections {n} NOT NULL, "
-        f"net_squared {n} NOT NULL, sessions {i} NOT NULL, "
-        f"session_demandes_squared {n} NOT NULL, session_net_squared {n} NOT NULL, "
-        f"session_demandes_times_net {n} NOT NULL, session_evites_squared {n} NOT NULL, "
-        f"session_corrections_squared {n} NOT NULL, "
-        f"session_evites_times_corrections {n} NOT NULL, "
+        f"valeur {t}, client {t}, {sample}, "
         f"PRIMARY KEY (projection, champ, valeur, client)){w}",
-        # Each sample's sessions: the totals of the group's demandes with a delegation in
-        # each (client, session_id) of theirs, a row per session holding some (ADR-0166).
-        # A fold replaces a session's part of the sample's sums from these; the
-        # (inconnu) group keeps no sessions (ADR-0166, decision 4).
+        # The same restricted to the demandes of each day (their delegation's, in the
+        # projection's zone; a row per day holding some): a window sums its days, the
+        # drift flag reads them (ADR-0167). Summed over its days, a group's row above.
+        f"CREATE TABLE IF NOT EXISTS bilan_echantillons_jours (projection {t}, "
+        f"champ {t}, valeur {t}, client {t}, jour {t}, {sample}, "
+        f"PRIMARY KEY (projection, champ, valeur, client, jour)){w}",
+        # Each sample's clusters: the totals of the group's demandes with a delegation in
+        # each (client, session_id, jour) of theirs, a row per cluster holding some
+        # (ADR-0166; a session's demandes of one day, ADR-0167). A fold replaces a
+        # cluster's part of the sample's sums from these; the (inconnu) group's clusters
+        # are the client's less the field's valued ones.
         f"CREATE TABLE IF NOT EXISTS bilan_sessions (projection {t}, champ {t}, "
-        f"valeur {t}, client {t}, session {t}, demandes {i} NOT NULL, "
+        f"valeur {t}, client {t}, session {t}, jour {t}, demandes {i} NOT NULL, "
         f"evites {n} NOT NULL, pilotage {n} NOT NULL, corrections {n} NOT NULL, "
-        f"PRIMARY KEY (projection, champ, valeur, client, session)){w}",
+        f"PRIMARY KEY (projection, champ, valeur, client, session, jour)){w}",
         # Per journal file (chemin): its first line per demande, the scalar values
         # of those lines, and how far it was read (fichier: device:inode; empreinte:
         # a digest of the bytes read, to tell a file truncated and refilled in place).

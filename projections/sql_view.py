@@ -263,11 +263,18 @@ class SqlBilanView(BilanView):
         with self._read() as c:
             return self.reader.demande(c, name, demande_id)
 
-    def samples(self, name: str, par: str, apparier: str | None = None
+    def samples(self, name: str, par: str, apparier: str | None = None,
+                depuis: str | None = None, jusqu_au: str | None = None
                 ) -> tuple[int, dict[str, Sums], dict[str, dict[str, Task]] | None]:
         """See ``BilanView.samples``: one read transaction."""
         with self._read() as c:
-            return self.reader.samples(c, name, par, apparier)
+            return self.reader.samples(c, name, par, apparier, depuis, jusqu_au)
+
+    def samples_by_day(self, name: str, par: str, depuis: str | None = None,
+                       jusqu_au: str | None = None) -> dict[str, list[tuple[str, Sums]]]:
+        """See ``BilanView.samples_by_day``: one read transaction."""
+        with self._read() as c:
+            return self.reader.samples_by_day(c, name, par, depuis, jusqu_au)
 
     def record_formula(self, formule: FormuleEnregistree) -> FormuleEnregistree:
         """See ``BilanView.record_formula`` (``sql_formules.record``)."""

@@ -247,17 +247,31 @@ class BilanView(TrackingRecorder, ABC):
         for an id never seen), by client name."""
 
     @abstractmethod
-    def samples(self, name: str, par: str, apparier: str | None = None
+    def samples(self, name: str, par: str, apparier: str | None = None,
+                depuis: str | None = None, jusqu_au: str | None = None
                 ) -> tuple[int, dict[str, tuple[int, ...]],
                            dict[str, dict[str, tuple[int, int, int, int]]] | None]:
         """Projection ``name``'s tracking position, the classement's samples by group of
         ``par`` (``client`` or a journal field), and with ``apparier`` (a journal field:
         a task) the demandes by group and task, in one read transaction: ``{cle: sums}``,
         the fifteen sums in ``sql_samples.SAMPLE_SUMS`` order (``Echantillon``'s: exact
-        integers, tokens and tokens², over demandes then over sessions), demandes without
-        a value for the field under ``INCONNU`` (ADR-0073, ADR-0166);
-        ``{cle: {task: (demandes, evites, pilotage, corrections)}}`` or None without
-        ``apparier`` (ADR-0081)."""
+        integers, tokens and tokens², over demandes then over clusters: a session's
+        demandes of one day), demandes without a value for the field under ``INCONNU``
+        (ADR-0073, ADR-0166, ADR-0167); ``{cle: {task: (demandes, evites, pilotage,
+        corrections)}}`` or None without ``apparier`` (ADR-0081). With a window
+        (``depuis``, ``jusqu_au``: ``YYYY-MM-DD``, inclusive, either optional) only the
+        demandes whose day (their delegation of smallest id's, the projection's zone) is
+        within it count, samples and tasks alike; a group without one is absent."""
+
+    @abstractmethod
+    def samples_by_day(self, name: str, par: str, depuis: str | None = None,
+                       jusqu_au: str | None = None
+                       ) -> dict[str, list[tuple[str, tuple[int, ...]]]]:
+        """Each group of ``par``'s samples per day within the window (as ``samples``),
+        ``{cle: [(jour, fifteen sums), ...]}`` in day order, days without a demande of
+        the group absent, in one read transaction: summed over its days, a group's
+        ``samples`` in that window (ADR-0167: the drift flag's input). Reads O(groups x
+        days) rows."""
 
     @abstractmethod
     def reset(self, name: str, previous: int | None = None) -> None:

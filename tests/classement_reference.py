@@ -17,7 +17,9 @@ from typing import Any
 from scipy import stats
 
 Rows = Sequence[tuple[int, int, int]]  # (evites, pilotage, corrections) per demande
-SessionRows = Sequence[tuple[str, int, int, int]]  # (session, evites, pilotage, corrections)
+SessionRows = Sequence[tuple[Any, int, int, int]]
+"""``(cluster, evites, pilotage, corrections)``: the cluster a session's demandes of one day
+(ADR-0167), any hashable key."""
 ALPHA = 0.01
 
 
@@ -48,7 +50,7 @@ def unit(rows: Rows, selon: str) -> tuple[float, float]:
 
 def by_session(rows: SessionRows) -> list[Rows]:
     """The demandes ``(session, evites, pilotage, corrections)`` grouped by session."""
-    sessions: dict[str, list[tuple[int, int, int]]] = {}
+    sessions: dict[Any, list[tuple[int, int, int]]] = {}
     for session, e, p, c in rows:
         sessions.setdefault(session, []).append((e, p, c))
     return list(sessions.values())

@@ -36,7 +36,7 @@ from miam_economies.domain.classement import (
     check_parametres,
 )
 from miam_economies.domain.intervalles import Intervalle
-from miam_economies.domain.verdict_words import LEVEL, lettres, phrases
+from miam_economies.domain.verdict_words import LEVEL, derive_phrases, lettres, phrases
 
 
 @main.command()
@@ -53,13 +53,17 @@ from miam_economies.domain.verdict_words import LEVEL, lettres, phrases
 @click.option("--apparier", metavar="FIELD", default=None,
               help="Compare the groups on the tasks both ran: the journal field of a task "
                    "(test_id...).")
+@click.option("--depuis", metavar="YYYY-MM-DD",
+              help="Keep the demandes delegated on or after this day (the window).")
+@click.option("--jusqu-au", "jusqu_au", metavar="YYYY-MM-DD",
+              help="Keep the demandes delegated on or before this day (the window).")
 @click.option("--json", "as_json", is_flag=True, help="Print the API's JSON document.")
 @csv_option
 @lock_timeout_option
 def classement(data: Path, database_url: str | None, fuseau: str | None,
                journal: Path | None, par: str, selon: str, minimum: int,
-               apparier: str | None, as_json: bool, as_csv: bool,
-               lock_timeout: int) -> None:
+               apparier: str | None, depuis: str | None, jusqu_au: str | None,
+               as_json: bool, as_csv: bool, lock_timeout: int) -> None:
     """Rank the groups of --par by the taux de reprise (or net per demande), with 95 %
     intervals, and say which group is ahead of which (99 %, adjusted for the number of
     pairs) or that they cannot be told apart yet, after folding whatever is pending (SPEC,
@@ -68,12 +72,15 @@ def classement(data: Path, database_url: str | None, fuseau: str | None,
     Groups with at least --min demandes (and, by taux, evites above 0) are ranked (rang
     1, 2...); the others follow, unranked. Groups sharing a letter cannot be told apart.
     --csv prints one row per group (the pairs' verdicts are in --json only).
+    --depuis/--jusqu-au rank only the demandes delegated within those days; a group whose
+    recent quarter differs from the rest of its history is said to have changed (ADR-0167).
     """
     one_output(as_json, as_csv)
     try:
-        check_parametres(par, selon, apparier, minimum)
+        check_parametres(par, selon, apparier, minimum, depuis, jusqu_au)
     except ClassementError as exc:  # the domain's rules and words; the flag named here
-        raise click.BadParameter(str(exc), param_hint=f"--{exc.parametre}") from None
+        raise click.BadParameter(str(exc), param_hint=f"--{exc.parametre.replace('_', '-')}"
+                                 ) from None
     if fuseau is not None:
         _check_zone(fuseau)
     if not Settings(data=data, database_url=database_url).database.exists():
@@ -81,8 +88,8 @@ def classement(data: Path, database_url: str | None, fuseau: str | None,
                    "(pass --data or set MIAM_ECONOMIES_DATA)", err=True)
     with refused():
         lu = classement_lu(data, par=par, minimum=minimum, selon=selon, apparier=apparier,
-                           fuseau=fuseau, journal=journal, database_url=database_url,
-                           lock_timeout=lock_timeout)
+                           depuis=depuis, jusqu_au=jusqu_au, fuseau=fuseau, journal=journal,
+                           database_url=database_url, lock_timeout=lock_timeout)
     if not lu.champ_vu:
         _note_champ_unseen("--par or --apparier")
     if as_json:
@@ -118,8 +125,10 @@ def _net_interval(g: Groupe) -> str:
 def _print_table(lu: ClassementLu) -> None:
     critere = CRITERES[lu.selon]
     paired = "" if lu.apparier is None else f", paired on {lu.apparier}"
+    window = "".join(f", {name} {day}" for name, day in (("depuis", lu.depuis),
+                                                          ("jusqu_au", lu.jusqu_au)) if day)
     title = (f"classement par {lu.par} (formule {lu.formule}, position "
-             f"{lu.position:,}, min {lu.minimum}, by {critere}{paired})")
+             f"{lu.position:,}, min {lu.minimum}, by {critere}{paired}{window})")
     ranked = [g.cle for g in lu.groupes if g.rang is not None]
     # verdict_words reads the verdicts in their wire shape (Comparaison.as_dict).
     comparaisons = [v.as_dict() for v in lu.verdicts]
@@ -143,6 +152,8 @@ def _print_table(lu: ClassementLu) -> None:
         console.print(f"no demande with a delegation to rank by {lu.par}", style="dim")
         return
     for sentence in phrases(ranked, comparaisons):
+        console.print(f"  {sentence}")
+    for sentence in derive_phrases([g.as_dict() for g in lu.groupes], critere):
         console.print(f"  {sentence}")
     # Why a group's taux here can differ from the bilan's (ADR-0165).
     console.print(f"figures: {PERIMETRE} (the bilan counts en_attente too: its taux "

@@ -21,7 +21,7 @@ def classement_schema() -> dict[str, Any]:
         "type": "object",
         "required": ["cle", "demandes", "sessions", "evites", "pilotage", "corrections",
                      "net", "net_par_demande", "taux_reprise", "intervalle_net_par_demande",
-                     "intervalle_taux_reprise", "suffisant", "rang"],
+                     "intervalle_taux_reprise", "suffisant", "rang", "derive"],
         "properties": {
             "cle": {"type": "string"}, "demandes": {"type": "integer", "minimum": 1},
             "sessions": {"type": "integer", "minimum": 1, "nullable": True,
@@ -36,6 +36,14 @@ def classement_schema() -> dict[str, Any]:
             "intervalle_taux_reprise": interval,
             "suffisant": {"type": "boolean"},
             "rang": {"type": "integer", "minimum": 1, "nullable": True},
+            "derive": {
+                "type": "object", "nullable": True,
+                "description": "The group's recent period (its last quarter of demandes) "
+                               "told apart from the rest of its history (ADR-0167)",
+                "required": ["depuis", "avant", "apres", "intervalle"],
+                "properties": {"depuis": {"type": "string", "format": "date"},
+                               "avant": {"type": "number"}, "apres": {"type": "number"},
+                               "intervalle": {**interval, "nullable": False}}},
             # Under a weighted formula: USD as exact (or micro-dollar) text (ADR-0130).
             "en_usd": {"type": "object", "properties": {
                 **{name: {"type": "string"} for name in
@@ -71,6 +79,8 @@ def classement_schema() -> dict[str, Any]:
             # What the figures count (ADR-0165): the bilan's taux may differ.
             "perimetre": {"type": "string", "enum": [PERIMETRE]},
             "apparier": {"type": "string"},
+            "depuis": {"type": "string", "format": "date"},
+            "jusqu_au": {"type": "string", "format": "date"},
             "champ_vu": {"type": "boolean", "enum": [False],
                          "description": "par or apparier names a journal field while no "
                                         "journal line with a field was read (ADR-0164)"},
@@ -105,6 +115,12 @@ def classement_path(auth_errors: dict[str, Any]) -> dict[str, Any]:
             {"name": "apparier", "in": "query", "schema": task,
              "description": "The journal field of a task (test_id...): each pair is "
                             "compared on the tasks both ran; it must differ from par"},
+            *({"name": name, "in": "query",
+               "schema": {"type": "string", "format": "date",
+                          "pattern": r"^\d{4}-\d{2}-\d{2}$"},
+               "description": "The window: demandes whose delegation's day is on or "
+                              f"{side} this day (inclusive)"}
+              for name, side in (("depuis", "after"), ("jusqu_au", "before"))),
             {"name": "attendre", "in": "query",
              "schema": {"type": "string", "enum": ["1", "true"]}},
         ],
@@ -113,7 +129,8 @@ def classement_path(auth_errors: dict[str, Any]) -> dict[str, Any]:
             "400": answer({"$ref": "#/components/schemas/Erreur"},
                           "par is jour, modele or demande; selon is not taux or net; min "
                           "is not an integer >= 1; apparier names par; par or apparier is "
-                          "no field of MIAM's journal; a query parameter this route does "
-                          "not read, or given twice (ADR-0164)"),
+                          "no field of MIAM's journal; depuis or jusqu_au is not a day "
+                          "YYYY-MM-DD, or depuis is after jusqu_au; a query parameter "
+                          "this route does not read, or given twice (ADR-0164)"),
             **auth_errors},
     }

@@ -23,7 +23,7 @@ from markupsafe import Markup, escape
 from miam_economies.api.service.report import JOURNAL_FIELDS
 from miam_economies.domain.argent import dollars
 from miam_economies.domain.instants import iso_utc
-from miam_economies.domain.verdict_words import lettres, phrases
+from miam_economies.domain.verdict_words import derive_phrases, lettres, phrases
 
 with warnings.catch_warnings():
     # While pygal's hook is on sys.meta_path, every import warns (it has no find_spec).
@@ -210,8 +210,9 @@ _TEMPLATES = Environment(loader=PackageLoader("miam_economies.api.http", "templa
 _TEMPLATES.filters["tokens"] = _tokens
 _TEMPLATES.filters["dollars"] = dollars
 _TEMPLATES.filters["taux"] = lambda v: "-" if v is None else f"{v:.1%}"
-_TEMPLATES.filters["phrases"] = lambda doc: phrases(
-    [g["cle"] for g in doc["groupes"] if g["rang"] is not None], doc["comparaisons"])
+_TEMPLATES.filters["phrases"] = lambda doc: [*phrases(
+    [g["cle"] for g in doc["groupes"] if g["rang"] is not None], doc["comparaisons"]),
+    *derive_phrases(doc["groupes"], doc["critere"])]
 
 
 def render_html(data: Mapping[str, Any]) -> str:

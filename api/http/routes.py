@@ -91,7 +91,8 @@ async def post_economies(request: Request) -> JSONResponse:
 
 
 BILAN_QUERY = ("par", "puis", "depuis", "jusqu_au", "attendre", "format")
-CLASSEMENT_QUERY = ("par", "selon", "min", "apparier", "attendre", "format")
+CLASSEMENT_QUERY = ("par", "selon", "min", "apparier", "depuis", "jusqu_au", "attendre",
+                    "format")
 DEMANDE_QUERY = ("attendre",)
 RAPPORT_QUERY = ("depuis", "jusqu_au")
 """The query parameters each read route reads; any other is refused (ADR-0164)."""
@@ -158,17 +159,21 @@ async def get_classement(request: Request) -> Response:
     """The classement (SPEC, "Ranking presets: the classement"): ``?par=`` (``client`` or
     a journal field; required), ``?selon=`` (``taux``, the default, or ``net``),
     ``?min=`` (an integer >= 1, default ``DEFAULT_MIN``), ``?apparier=`` (the journal
-    field of a task: paired comparisons), ``?attendre=1`` as for the bilan. 400 naming
-    the parameter the SPEC refuses, before anything is read."""
+    field of a task: paired comparisons), ``?depuis=``/``?jusqu_au=`` (``YYYY-MM-DD``,
+    the window), ``?attendre=1`` as for the bilan. 400 naming the parameter the SPEC
+    refuses, before anything is read."""
     services = _services(request)
     query = _query(request, CLASSEMENT_QUERY)
     par = query.get("par", "")
     selon = query.get("selon", SELON)
     apparier = query.get("apparier")
     minimum = parse_min(query.get("min", str(DEFAULT_MIN)))
-    check_parametres(par, selon, apparier, minimum)  # ClassementError: 400 (errors.py)
+    depuis, jusqu_au = query.get("depuis"), query.get("jusqu_au")
+    # ClassementError: 400 (errors.py)
+    check_parametres(par, selon, apparier, minimum, depuis, jusqu_au)
     waited = await _maybe_wait(request, services)
-    lu = await run_in_threadpool(services.classement, par, minimum, selon, apparier)
+    lu = await run_in_threadpool(services.classement, par, minimum, selon, apparier,
+                                 depuis, jusqu_au)
     if waited is False:
         lu = replace(lu, attente_expiree=True)
     return represented(request, lu, classement_answer, classement_csv,

@@ -196,7 +196,8 @@ def classement_answer(lu: ClassementLu) -> dict[str, Any]:
     ``{"par", "formule", "position", "min", "critere", "perimetre", "groupes",
     "comparaisons"}`` (``perimetre``: ``PERIMETRE``, what the figures count), with
     ``"comparaisons_limite": MAX_COMPARED`` when more groups are ranked (only the first
-    ``MAX_COMPARED`` are compared), ``"apparier"`` when asked, ``"champ_vu": false`` when
+    ``MAX_COMPARED`` are compared), ``"apparier"``, ``"depuis"`` and ``"jusqu_au"`` when
+    asked, ``"champ_vu": false`` when
     a journal field it names cannot be known yet (ADR-0164) and ``"attente_expiree":
     true`` when a wait expired. Under a weighted formula (``prix``) each group has its
     ``en_usd`` (``groupe_en_usd``) and the answer its ``prix`` (``prix_answer``;
@@ -215,6 +216,9 @@ def classement_answer(lu: ClassementLu) -> dict[str, Any]:
         answer["comparaisons_limite"] = MAX_COMPARED
     if lu.apparier is not None:
         answer["apparier"] = lu.apparier
+    for name, day in (("depuis", lu.depuis), ("jusqu_au", lu.jusqu_au)):
+        if day is not None:  # the window asked, echoed (SPEC)
+            answer[name] = day
     if not lu.champ_vu:  # a journal field asked before any line with a field (0164)
         answer["champ_vu"] = False
     if lu.attente_expiree:

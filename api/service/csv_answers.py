@@ -128,6 +128,12 @@ def bilan_csv(lu: BilanLu) -> str:
     return _write([*header, "client", *columns], (row(*r) for r in lu.lignes()))
 
 
+DERIVE_COLUMNS = ("derive_depuis", "derive_avant", "derive_apres", "derive_bas",
+                  "derive_haut")
+"""A classement group's ``derive`` in CSV: the first day of its recent period, the
+criterion before and since, the interval of their difference (ADR-0167)."""
+
+
 def classement_csv(lu: ClassementLu) -> str:
     """The classement ``lu`` as CSV, one row per group in its order: every field of
     ``domain.classement.Groupe`` in its order, each interval ``(low, high)`` as two
@@ -135,13 +141,15 @@ def classement_csv(lu: ClassementLu) -> str:
     bound), ``cle`` as a ``text_cell``. Under a weighted formula (``lu.prix``, ADR-0130)
     a column ``<name>_usd`` for each of ``answers.GROUPE_EN_USD`` follows, in its
     order (an interval's as ``_usd_bas``, ``_usd_haut``): the header is the same whether
-    or not there are groups. The pairwise verdicts are not in this table: they are pairs
-    of groups, not groups (the JSON answer has them)."""
+    or not there are groups. ``derive`` is five columns (``DERIVE_COLUMNS``, empty for a
+    stable group). The pairwise verdicts are not in this table: they are pairs of groups,
+    not groups (the JSON answer has them)."""
     names = [f.name for f in fields(Groupe)]
     money = () if lu.prix is None else GROUPE_EN_USD
     header: list[str] = []
     for name in names:
-        header += [f"{name}_bas", f"{name}_haut"] if name in INTERVALS else [name]
+        header += ([f"{name}_bas", f"{name}_haut"] if name in INTERVALS else
+                   list(DERIVE_COLUMNS) if name == "derive" else [name])
     for key in money:
         header += [f"{key}_usd_bas", f"{key}_usd_haut"] if key in INTERVALS else [f"{key}_usd"]
 
@@ -152,6 +160,12 @@ def classement_csv(lu: ClassementLu) -> str:
         out: list[str] = []
         for name in names:
             value = getattr(g, name)
+            if name == "derive":
+                d = g.derive
+                out += (["", "", "", "", ""] if d is None else
+                        [d.depuis, number_cell(d.avant), number_cell(d.apres),
+                         *pair(d.intervalle)])
+                continue
             out += (pair(value) if name in INTERVALS else
                     [text_cell(value) if name == "cle" else number_cell(value)])
         if lu.prix is not None:

@@ -74,33 +74,40 @@ class Lecture:
                        projection.formule.prix, champ_vu)
 
     def classement(self, par: str, minimum: int = DEFAULT_MIN, selon: str = SELON,
-                   apparier: str | None = None) -> ClassementLu:
+                   apparier: str | None = None, depuis: str | None = None,
+                   jusqu_au: str | None = None) -> ClassementLu:
         """The classement of the groups of ``par`` (SPEC, "Ranking presets: the
         classement"): each group's exact sums (tokens), ratios, 95 % intervals and rank by
         ``selon`` (``taux``: taux_reprise ascending; ``net``: net per demande
         descending), and the verdict of every pair of ranked groups, compared on the tasks
         both ran when ``apparier`` names the journal field of a task (ADR-0081). Past
         ``MAX_COMPARED`` ranked groups, only the first ones are compared: the answer stays
-        within its bound.
+        within its bound. ``depuis``/``jusqu_au`` (``YYYY-MM-DD``, inclusive) keep the
+        demandes whose delegation's day is within them; each ranked group says its
+        ``derive`` within that window (ADR-0167).
 
         Read from the projection's samples (each group's fifteen sums, over its demandes
         and over its sessions: ``Echantillon``'s fields in order) and, for ``apparier``,
-        its demandes joined with the journal, never from the events (ADR-0073,
-        ADR-0166). Raises ``ClassementError`` (a
+        its demandes joined with the journal, and their days' samples, never from the
+        events (ADR-0073, ADR-0166, ADR-0167). Raises ``ClassementError`` (a
         ``ValueError``) for parameters the SPEC refuses, ``NotUnderstood`` for a ``par`` or
         ``apparier`` that is no field of the journal (ADR-0164), ``PersistenceError``
         when a database cannot be read.
         """
-        check_parametres(par, selon, apparier, minimum)
+        check_parametres(par, selon, apparier, minimum, depuis, jusqu_au)
         champ_vu = (self.known("par", par, ("client",))
                     & self.known("apparier", apparier, ()))
         projection = self.projection
         position, samples, tasks = projection.view.samples(
-            projection.tracking_name, par, apparier)
+            projection.tracking_name, par, apparier, depuis, jusqu_au)
         echantillons = {cle: Echantillon(*sums) for cle, sums in samples.items()}
         # (inconnu)'s sessions are not kept: no interval, no claim on it (ADR-0166).
         unclustered = () if par == "client" else (INCONNU,)
-        groupes = classement(echantillons, minimum, selon, unclustered)
+        # Each group's days, for its drift within the window (ADR-0167).
+        jours = {cle: [(jour, Echantillon(*sums)) for jour, sums in days]
+                 for cle, days in projection.view.samples_by_day(
+                     projection.tracking_name, par, depuis, jusqu_au).items()}
+        groupes = classement(echantillons, minimum, selon, unclustered, jours)
         ranked = [g.cle for g in groupes if g.rang is not None]
         compared = ranked[:MAX_COMPARED]
         if tasks is None:
@@ -112,7 +119,8 @@ class Lecture:
                            for cle, by_task in tasks.items()}, selon)
         return ClassementLu(par, projection.formule.name, position, minimum, selon,
                             groupes, verdicts, len(ranked), apparier,
-                            projection.formule.prix, champ_vu)
+                            projection.formule.prix, champ_vu, depuis=depuis,
+                            jusqu_au=jusqu_au)
 
     def known(self, parametre: str, name: str | None,
               built_in: Collection[str] = BUILT_IN) -> bool:

@@ -153,7 +153,8 @@ def economies_section(data: Path | str = DEFAULT_DATA, *, par: str | None = None
 
 def read_classement(data: Path | str = DEFAULT_DATA, *, par: str = "preset",
                     minimum: int = DEFAULT_MIN, selon: str = SELON,
-                    apparier: str | None = None, fuseau: str | None = None,
+                    apparier: str | None = None, depuis: str | None = None,
+                    jusqu_au: str | None = None, fuseau: str | None = None,
                     journal: Path | str | None = None, catch_up: bool = True,
                     database_url: str | None = None, lock_timeout: int = 5
                     ) -> dict[str, Any]:
@@ -166,27 +167,30 @@ def read_classement(data: Path | str = DEFAULT_DATA, *, par: str = "preset",
     classement"; ADR-0081).
 
     ``par``: ``client`` or a journal field (default ``preset``); ``minimum``: demandes a
-    group needs to be ranked (``min`` on the wire, default ``DEFAULT_MIN``); the other
+    group needs to be ranked (``min`` on the wire, default ``DEFAULT_MIN``); ``depuis``
+    and ``jusqu_au`` (``YYYY-MM-DD``, inclusive) keep the demandes whose delegation's day
+    is within them (ADR-0167); the other
     arguments as ``read_bilan``'s (projections locked past ``lock_timeout``, seconds: the
     classement as it stands, with ``"attente_expiree": true``). No store in ``data`` gives
     a classement without groups and creates nothing. Raises ``ClassementError`` (a
     ``ValueError``) for parameters the SPEC refuses, and as ``read_bilan``.
     """
     return classement_answer(classement_lu(
-        data, par=par, minimum=minimum, selon=selon, apparier=apparier, fuseau=fuseau,
-        journal=journal, catch_up=catch_up, database_url=database_url,
-        lock_timeout=lock_timeout))
+        data, par=par, minimum=minimum, selon=selon, apparier=apparier, depuis=depuis,
+        jusqu_au=jusqu_au, fuseau=fuseau, journal=journal, catch_up=catch_up,
+        database_url=database_url, lock_timeout=lock_timeout))
 
 
 def classement_lu(data: Path | str = DEFAULT_DATA, *, par: str = "preset",
                   minimum: int = DEFAULT_MIN, selon: str = SELON,
-                  apparier: str | None = None, fuseau: str | None = None,
+                  apparier: str | None = None, depuis: str | None = None,
+                  jusqu_au: str | None = None, fuseau: str | None = None,
                   journal: Path | str | None = None, catch_up: bool = True,
                   database_url: str | None = None, lock_timeout: int = 5
                   ) -> ClassementLu:
     """``read_classement``'s typed result (``results.ClassementLu``; ADR-0163): what the
     CLI's table and CSV are made from. Arguments and errors as ``read_classement``'s."""
-    check_parametres(par, selon, apparier, minimum)
+    check_parametres(par, selon, apparier, minimum, depuis, jusqu_au)
     settings = Settings(data=Path(data), fuseau=fuseau,
                         journal=None if journal is None else Path(journal),
                         database_url=database_url, lock_timeout=lock_timeout)
@@ -196,10 +200,10 @@ def classement_lu(data: Path | str = DEFAULT_DATA, *, par: str = "preset",
             check_dimension("apparier", apparier, None, ()) if apparier is not None
             else True)
         return ClassementLu(par, V1.name, 0, minimum, selon, [], [], 0, apparier,
-                            champ_vu=champ_vu)
+                            champ_vu=champ_vu, depuis=depuis, jusqu_au=jusqu_au)
     with open_services(settings, run_projections=False) as services:
         caught_up = services.runner.catch_up_unless_locked() if catch_up else True
-        lu = services.classement(par, minimum, selon, apparier)
+        lu = services.classement(par, minimum, selon, apparier, depuis, jusqu_au)
     if not caught_up:
         locked(lu.position, None)
         return replace(lu, attente_expiree=True)

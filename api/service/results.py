@@ -180,7 +180,8 @@ class ClassementLu:
     ``groupes``: every group in the SPEC's order (``Groupe``); ``verdicts``: one per pair
     of the first ``MAX_COMPARED`` ranked groups; ``ranked``: how many groups are ranked;
     ``prix``: the price table under a weighted formula (ADR-0130); ``champ_vu`` and
-    ``attente_expiree`` as ``BilanLu``'s (for ``par`` and ``apparier``)."""
+    ``attente_expiree`` as ``BilanLu``'s (for ``par`` and ``apparier``); ``depuis`` and
+    ``jusqu_au`` the window asked (``YYYY-MM-DD``, inclusive; ADR-0167)."""
 
     par: str
     formule: str
@@ -194,3 +195,5 @@ class ClassementLu:
     prix: Prix | None = None
     champ_vu: bool = True
     attente_expiree: bool = False
+    depuis: str | None = None
+    jusqu_au: str | None = None

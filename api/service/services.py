@@ -106,10 +106,11 @@ class Services:
             return lecture.bilan(par, depuis, jusqu_au, puis)
 
     def classement(self, par: str, minimum: int = DEFAULT_MIN, selon: str = SELON,
-                   apparier: str | None = None) -> ClassementLu:
+                   apparier: str | None = None, depuis: str | None = None,
+                   jusqu_au: str | None = None) -> ClassementLu:
         """``Lecture.classement`` in a read of its own."""
         with self.lire() as lecture:
-            return lecture.classement(par, minimum, selon, apparier)
+            return lecture.classement(par, minimum, selon, apparier, depuis, jusqu_au)
 
     def demande(self, demande_id: str) -> dict[str, Any] | None:
         """One demande's figures (SPEC, ``GET /economies/demandes/{id}``: ``answers.

@@ -63,8 +63,16 @@ def expected_bilan_rows(answer: dict[str, Any]) -> list[dict[str, str]]:
 def expected_classement_rows(answer: dict[str, Any]) -> list[dict[str, str]]:
     rows = []
     for g in answer["groupes"]:
-        row = {k: plain(v) for k, v in g.items() if not k.startswith("intervalle_")}
+        row = {k: plain(v) for k, v in g.items()
+               if not k.startswith("intervalle_") and k != "derive"}
         row["cle"] = guarded(g["cle"])
+        # derive: five columns, empty for a stable group (ADR-0167).
+        d = g["derive"] or {"depuis": "", "avant": None, "apres": None,
+                            "intervalle": (None, None)}
+        row.update({"derive_depuis": d["depuis"], "derive_avant": plain(d["avant"]),
+                    "derive_apres": plain(d["apres"]),
+                    "derive_bas": plain(d["intervalle"][0]),
+                    "derive_haut": plain(d["intervalle"][1])})
         for name in ("intervalle_net_par_demande", "intervalle_taux_reprise"):
             low, high = g[name] or (None, None)
             row.update({f"{name}_bas": plain(low), f"{name}_haut": plain(high)})

@@ -34,9 +34,11 @@ def demande(i: int) -> str:
 def history() -> list[dict[str, Any]]:
     """N delegations, pilotages and corrections whose every counter is 2^53 - 1, then one
     delegation saving 1 token: each sum passes 2^63, and the last +1 must still count."""
-    common = {"schema": 1, "client": CLIENT, "session_id": "s"}
     events: list[dict[str, Any]] = []
     for i in range(N):
+        # Five sessions a day: each group holds several clusters (ADR-0167), so has
+        # intervals.
+        common = {"schema": 1, "client": CLIENT, "session_id": f"s{i % 5}"}
         day = "2026-10-30" if i % 2 else "2026-10-31"
         # Three sessions, each group in several: intervals over sessions (ADR-0166).
         events.append({**common, "session_id": f"s{i % 3}", "type": "delegation",

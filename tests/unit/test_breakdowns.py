@@ -403,7 +403,8 @@ def test_a_delegation_gives_its_client_day_and_demande_one_delegation_and_its_ev
     assert demande.delegation == DelegationVue(
         id="claude-code:dem-9c8a4d0189", agent_id="a1", par_subagent=True, retour="complet",
         methode="caracteres/4", tokens_entree=4100, tokens_sortie=900, lus=4000, ecrits=900,
-        consigne=100, rendus=900, session_id=EXAMPLE_DELEGATION["session_id"])
+        consigne=100, rendus=900, session_id=EXAMPLE_DELEGATION["session_id"],
+        jour="2026-10-30")
     assert (demande.pilotages, demande.corrections_nombre, demande.par_outil) == (0, 0, {})
 
 
@@ -531,7 +532,7 @@ def test_delegations_sharing_a_demande_keep_the_smallest_id_attributes_and_sum_c
     assert demande.delegation == DelegationVue(
         id="dup-a", agent_id="a-first", par_subagent=True, retour="complet", methode="m-a",
         tokens_entree=1110, tokens_sortie=2220, lus=111, ecrits=222, consigne=333, rendus=444,
-        session_id="s-a")
+        session_id="s-a", jour="2026-10-30")
     assert four(demande.figures) == (3, 326, 0, 0)
 
 

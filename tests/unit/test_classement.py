@@ -248,7 +248,7 @@ def test_the_wire_shape_has_the_spec_fields_in_order_and_is_strict_json() -> Non
         "cle", "demandes", "sessions", "evites", "pilotage", "corrections", "net",
         "net_par_demande",
         "taux_reprise", "intervalle_net_par_demande", "intervalle_taux_reprise",
-        "suffisant", "rang"]
+        "suffisant", "rang", "derive"]
     assert isinstance(document["intervalle_net_par_demande"], list)
     assert json.loads(json.dumps(document, allow_nan=False)) == document
 

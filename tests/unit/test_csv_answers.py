@@ -295,7 +295,8 @@ def test_the_classement_is_one_row_per_group_with_each_interval_in_two_columns()
         "cle", "demandes", "sessions", "evites", "pilotage", "corrections", "net",
         "net_par_demande",
         "taux_reprise", "intervalle_net_par_demande_bas", "intervalle_net_par_demande_haut",
-        "intervalle_taux_reprise_bas", "intervalle_taux_reprise_haut", "suffisant", "rang"]
+        "intervalle_taux_reprise_bas", "intervalle_taux_reprise_haut", "suffisant", "rang",
+        "derive_depuis", "derive_avant", "derive_apres", "derive_bas", "derive_haut"]
     rows = read(text)
     assert len(rows) == len(groupes) == 3
     for row, g in zip(rows, groupes, strict=True):
