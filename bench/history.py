@@ -10,7 +10,6 @@ fold: a live catch-up folds twice as slowly, and folding twice bought nothing.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 import time
@@ -21,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import servers
-from bench.servers import BATCH, Server, client_for, corpus, serving
+from bench.servers import BATCH, Server, client_for, corpus, remove_tree, serving
 from miam_economies.api.service.bootstrap import open_store
 from miam_economies.api.service.settings import Settings
 from miam_economies.domain.acceptance import accept_batch
@@ -138,6 +137,22 @@ def raw_log_read(data: Path) -> float:
 NEW_KINDS = ("semaine", "mois", "preset_semaine", "modele_jour", "preset_semaine_tout")
 """The reads of ``new_breakdowns``, by kind."""
 
+WINDOW_KINDS = ("classement_semaine", "classement_depuis")
+"""The windowed classement reads (issue 30, ADR-0167), by kind: skipped on a release that
+refuses ``depuis`` on the classement."""
+
+
+def windowed_classements(day: str) -> dict[str, tuple[str, dict[str, str]]]:
+    """The classement of ``preset`` over the week of ``day`` (what MIAM asks of the recent
+    days) and from ``day`` on (half the history: the most days a window sums here)."""
+    monday = date.fromisoformat(day) - timedelta(days=date.fromisoformat(day).weekday())
+    return {
+        "classement_semaine": ("/economies/classement", {
+            "par": "preset", "depuis": monday.isoformat(),
+            "jusqu_au": (monday + timedelta(days=6)).isoformat()}),
+        "classement_depuis": ("/economies/classement", {"par": "preset", "depuis": day}),
+    }
+
 
 def new_breakdowns(day: str) -> dict[str, tuple[str, dict[str, str]]]:
     """Issue 24's breakdowns, read as MIAM's dashboard would (ADR-0132, ADR-0133): weeks
@@ -173,14 +188,17 @@ def reads(server: Server, target: dict[str, str], requests: int,
         kinds["classement"] = ("/economies/classement", {"par": "preset"})
         kinds["paired"] = ("/economies/classement", {"par": "preset", "apparier": "test_id"})
         kinds.update(new_breakdowns(target["day"]))
+        kinds.update(windowed_classements(target["day"]))
     out: dict[str, list[float]] = {}
     with client_for(server) as http:
         # An earlier release measured with --ours-bin has no periods but the day, and
         # would take par=mois for a journal field: its answer would time another read.
         periods = server.naive or http.get("/economies/bilan", params={
             "par": "mois", "depuis": "2000-01-01"}).status_code == 200
+        windows = not server.naive and http.get("/economies/classement", params={
+            "par": "preset", "depuis": "2000-01-01"}).status_code == 200
         for kind, (path, params) in kinds.items():
-            if kind in NEW_KINDS and not periods:
+            if (kind in NEW_KINDS and not periods) or (kind in WINDOW_KINDS and not windows):
                 continue
             for _ in range(0 if server.naive else 3):
                 http.get(path, params=params).raise_for_status()
@@ -197,17 +215,17 @@ def reads(server: Server, target: dict[str, str], requests: int,
 
 
 def removed(data: Path) -> None:
-    """Remove our data directory; should a file appear meanwhile (seen once, at 100,000
-    events, after the servers had stopped), it is named on standard error and the removal
-    tried again a second later."""
+    """Remove our data directory (``servers.remove_tree``); should a file appear meanwhile
+    (seen once, at 100,000 events, after the servers had stopped), it is named on standard
+    error and the removal tried again a second later."""
     try:
-        shutil.rmtree(data)
+        remove_tree(data)
     except OSError:
         left = sorted(p.name for p in data.rglob("*"))
         print(f"bench: {data} not empty after removal ({left}); again in 1 s",
               file=sys.stderr)
         time.sleep(1)
-        shutil.rmtree(data)
+        remove_tree(data)
 
 
 def history(sizes: list[int], repeat: int, requests: int, paired: int, naive_requests: int,
@@ -251,6 +269,6 @@ def history(sizes: list[int], repeat: int, requests: int, paired: int, naive_req
                             server.descendants_peak_rss_mb())
         lap("servers and reads")
         result[str(size)] = entry
-        shutil.rmtree(naive)
+        remove_tree(naive)
         removed(ours)
     return result

@@ -11,7 +11,6 @@ the ratios, read within the run, keep their meaning.
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
 import statistics
 import time
@@ -19,7 +18,17 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from bench.servers import BATCH, KINDS, Posted, Server, bodies, corpus, post_all, serving
+from bench.servers import (
+    BATCH,
+    KINDS,
+    Posted,
+    Server,
+    bodies,
+    corpus,
+    post_all,
+    remove_tree,
+    serving,
+)
 from bench.shapes import shapes, small_bare
 from tests.conftest import fresh_postgres
 
@@ -62,7 +71,7 @@ def _section(kind: str, batches: list[bytes], clients: int, data: Path) -> Poste
     """One section on a fresh server of ``kind`` in ``data`` (removed afterwards)."""
     with serving(data, kind) as server:
         posted = post_all(server, batches, clients)
-    shutil.rmtree(data)
+    remove_tree(data)
     return posted
 
 
@@ -118,7 +127,7 @@ def requests(repeat: int, work: Path) -> dict[str, list[float]]:
                     result.setdefault(shape, []).extend(times)
             else:
                 result.setdefault("small-bare", []).extend(small_bare(data))
-            shutil.rmtree(data)
+            remove_tree(data)
     return result
 
 
@@ -139,5 +148,5 @@ def ingest_postgres(size: int, repeat: int, work: Path) -> dict[str, Any]:
                 finally:
                     server.stop()
             _record(result["runs"], f"pg-{workers}", posted)
-            shutil.rmtree(data)
+            remove_tree(data)
     return result

@@ -11,6 +11,7 @@ only.
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,6 +52,25 @@ def descendants(pid: int) -> list[int]:
         found.append(child)
         queue += children(child)
     return found
+
+
+def wait_gone(pids: list[int], timeout: float) -> None:
+    """Wait until none of ``pids`` is alive (``/proc/<pid>`` gone or a zombie), at most
+    ``timeout`` seconds in all; raises ``TimeoutError`` naming those left."""
+    deadline = time.monotonic() + timeout
+    while left := [pid for pid in pids if alive(pid)]:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"processes still running after {timeout} s: {left}")
+        time.sleep(0.05)
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, which holds no file, does not)."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return text.rsplit(")", 1)[1].split()[0] != "Z"  # a zombie holds no file
 
 
 def peak_rss_mb(pid: int) -> float:

@@ -189,6 +189,18 @@ def history_rows(histories: dict[str, Any]) -> list[Row]:
                     "<= 5 ms" if size == largest else ""])
     for size in sizes:
         ours = histories[size]["reads"]["ours"]
+        for kind, what in (("classement_semaine", "one week"),
+                           ("classement_depuis", "depuis the middle day")):
+            if kind not in ours:  # a release without the window (--ours-bin)
+                continue
+            p50, whole = percentile(ours[kind], 50), percentile(ours["classement"], 50)
+            out.append([f"classement read, windowed ({what}, with derive) at "
+                        f"{int(size):,} events: p50 / p99",
+                        f"{p50 * 1000:.2f} / {percentile(ours[kind], 99) * 1000:.2f} ms",
+                        f"classement {whole * 1000:.2f} ms", f"{p50 / whole:.2f}",
+                        "<= 5 ms" if size == largest else ""])
+    for size in sizes:
+        ours = histories[size]["reads"]["ours"]
         paired, ranked = percentile(ours["paired"], 50), percentile(ours["classement"], 50)
         out.append([f"paired classement read (apparier=test_id, {TEST_TASKS:,} tasks x "
                     f"{TEST_PRESETS} presets) at {int(size):,} events: p50 / p99",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -147,11 +148,26 @@ class Server:
         return proc.snapshot(self.process.pid)
 
     def stop(self) -> None:
-        """SIGTERM and wait (the server, and its projector on PostgreSQL)."""
+        """SIGTERM and wait (the server, and its projector on PostgreSQL), then wait for
+        every descendant they had to exit too (a worker still closing its SQLite files
+        would leave them behind a removal: issue 35, item 5); at most 60 s each."""
         for process in (self.process, self.projector):
             if process is not None and process.poll() is None:
+                family = proc.descendants(process.pid)
                 process.send_signal(signal.SIGTERM)
                 process.wait(timeout=60)
+                proc.wait_gone(family, timeout=60)
+
+
+def remove_tree(path: Path) -> None:
+    """Remove the directory ``path`` and what it holds; a file that vanishes meanwhile (a
+    SQLite ``-shm`` or ``-wal`` its last process removed as it closed) is no error, and
+    ``path`` already gone is none either."""
+    def vanished(function: Any, name: str, exc_info: Any) -> None:
+        if not isinstance(exc_info[1], FileNotFoundError):
+            raise exc_info[1]
+
+    shutil.rmtree(path, onerror=vanished)
 
 
 @contextmanager

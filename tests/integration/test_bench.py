@@ -17,7 +17,7 @@ import pytest
 from bench import proc
 from bench.bare import FILE
 from bench.report import MARKERS, markdown, postgres_rows, replace_table
-from bench.servers import bodies, corpus, post_all, serving
+from bench.servers import bodies, corpus, post_all, remove_tree, serving
 from miam_economies.api.service.bootstrap import open_services
 from miam_economies.api.service.settings import Settings
 from miam_economies.api.store.mapper import payload_text
@@ -104,6 +104,32 @@ def test_a_snapshot_sees_the_live_descendants() -> None:
     finally:
         child.kill()
         child.wait()
+
+
+def test_waiting_for_processes_returns_once_they_exit_and_names_those_left() -> None:
+    # Issue 35, item 5: a section's directory goes only once its processes are gone.
+    quick = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.3)"])
+    slow = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        proc.wait_gone([quick.pid], timeout=30)  # gone: exited (a zombie holds no file)
+        assert quick.poll() is not None
+        with pytest.raises(TimeoutError, match=str(slow.pid)):
+            proc.wait_gone([slow.pid], timeout=0.2)
+    finally:
+        for child in (quick, slow):
+            child.kill()
+            child.wait()
+
+
+def test_a_stopped_server_leaves_no_process_and_its_directory_goes(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    with serving(data) as server:
+        family = [server.process.pid, *proc.descendants(server.process.pid)]
+        post_all(server, bodies(corpus(1_000, seed=5)), 1)
+    assert not [pid for pid in family if proc.alive(pid)]
+    remove_tree(data)
+    remove_tree(data)  # already gone: no error
+    assert not data.exists()
 
 
 def test_the_replay_child_runs_the_measured_checkouts_python(tmp_path: Path) -> None:
