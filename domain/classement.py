@@ -10,13 +10,13 @@ module holds the parameters' rules, the order and the ``Groupe`` of the answer.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, fields
 from fractions import Fraction
 from typing import Any
 
 from miam_economies.domain.breakdowns import check_day
-from miam_economies.domain.derive import Derive, derive
+from miam_economies.domain.derive import Derive, drift
 from miam_economies.domain.echantillon import Echantillon
 from miam_economies.domain.errors import MiamEconomiesError
 from miam_economies.domain.intervalles import (
@@ -184,15 +184,17 @@ def ordre(groupes: Mapping[str, Echantillon], minimum: int, selon: str = SELON
 
 def classement(groupes: Mapping[str, Echantillon], minimum: int, selon: str = SELON,
                unclustered: Collection[str] = (),
-               jours: Mapping[str, Sequence[tuple[str, Echantillon]]] | None = None
+               recents: Mapping[str, tuple[str, Echantillon]] | None = None
                ) -> list[Groupe]:
     """The groups of ``ordre`` as the SPEC's ``Groupe``s: figures, intervals
     (``domain.intervalles``), ``suffisant`` and ``rang`` (1, 2, 3... for the ranked ones,
     None for the others). The groups of ``unclustered`` have no kept sessions: no
     ``sessions``, no interval, which would be taken over demandes, and no drift
-    (ADR-0166). With ``jours`` (each group's samples by day, in day order), each other
-    ranked group's ``derive`` (``domain.derive``, its level shared over the ranked groups;
-    ADR-0167). Raises as ``ordre``."""
+    (ADR-0166). With ``recents`` (``{cle: (first day of its recent period, its sample
+    from that day on)}``, ``domain.derive.recent_start``), each other ranked group's
+    ``derive`` (``domain.derive.drift``, its sample before that day its whole one less
+    the recent one, the level shared over the ranked groups; ADR-0167). Raises as
+    ``ordre``."""
     out = []
     rang = 0
     ordered = ordre(groupes, minimum, selon)
@@ -200,8 +202,9 @@ def classement(groupes: Mapping[str, Echantillon], minimum: int, selon: str = SE
     for cle, e, ranked in ordered:
         rang += ranked
         kept = cle not in unclustered
-        drift = (derive(jours.get(cle, ()), selon, tested)
-                 if ranked and kept and jours is not None else None)
+        recent = None if recents is None or not ranked or not kept else recents.get(cle)
+        changed = (None if recent is None else
+                   drift(recent[0], e - recent[1], recent[1], selon, tested))
         out.append(Groupe(
             cle=cle, demandes=e.demandes, sessions=e.sessions if kept else None,
             evites=e.evites,
@@ -210,5 +213,5 @@ def classement(groupes: Mapping[str, Echantillon], minimum: int, selon: str = SE
             taux_reprise=e.corrections / e.evites if e.evites > 0 else None,
             intervalle_net_par_demande=intervalle_net_par_demande(e) if kept else None,
             intervalle_taux_reprise=intervalle_taux_reprise(e) if kept else None,
-            suffisant=e.demandes >= minimum, rang=rang if ranked else None, derive=drift))
+            suffisant=e.demandes >= minimum, rang=rang if ranked else None, derive=changed))
     return out

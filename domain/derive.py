@@ -16,7 +16,7 @@ once a day: ADR-0167).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -54,14 +54,21 @@ def recent_start(days: Sequence[tuple[str, Echantillon]]) -> str | None:
     """The first day of the recent period of ``days`` (``(day, sample)`` in day order):
     the latest day from which the days hold at least ``RECENT_SHARE`` of the demandes;
     None when that is the first day (no history before it to compare with)."""
-    total = sum(e.demandes for _, e in days)
-    if total <= 0:
-        return None
-    recent = 0
-    for i in range(len(days) - 1, -1, -1):
-        recent += days[i][1].demandes
-        if recent >= RECENT_SHARE * total:
-            return days[i][0] if i > 0 else None
+    return start_latest_first(((day, e.demandes) for day, e in reversed(days)),
+                              sum(e.demandes for _, e in days))
+
+
+def start_latest_first(latest_first: Iterable[tuple[str, int]], total: int) -> str | None:
+    """``recent_start`` from a group's demandes per day given latest first (``(day,
+    demandes)``) and its demandes in all (``total``): the days are taken only until they
+    hold ``RECENT_SHARE`` of ``total`` (a view reads no more); None when that takes
+    every demande (its first day) or there is none."""
+    needed = RECENT_SHARE * total
+    held = 0
+    for day, n in latest_first:
+        held += n
+        if held >= needed:
+            return None if held >= total else day
     return None
 
 
@@ -74,9 +81,18 @@ def derive(days: Sequence[tuple[str, Echantillon]], selon: str, tested: int
     start = recent_start(days)
     if start is None:
         return None
-    before = sum((e for day, e in days if day < start), Echantillon())
-    after = sum((e for day, e in days if day >= start), Echantillon())
+    return drift(start, Echantillon.total(e for day, e in days if day < start),
+                 Echantillon.total(e for day, e in days if day >= start), selon, tested)
+
+
+def drift(start: str, before: Echantillon, after: Echantillon, selon: str, tested: int
+          ) -> Derive | None:
+    """``derive``'s verdict given the split: ``before`` the group's sample before day
+    ``start``, ``after`` from it on (what the view reads without the days' sums:
+    ``BilanView.samples_since``)."""
     if selon == "taux" and (before.evites <= 0 or after.evites <= 0):
+        return None
+    if before.demandes <= 0 or after.demandes <= 0:
         return None
     pair = ecart("apres", after, "avant", before, selon)
     if not pair.measured or pair.hold is not None or pair.difference is None:

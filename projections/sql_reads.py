@@ -26,7 +26,7 @@ from miam_economies.projections.sql_schema import FIGURES, Cursor, chunks
 from miam_economies.projections.sql_window import (
     FIRST_DAY,
     LAST_DAY,
-    samples_by_day,
+    recent_samples,
     samples_in_window,
 )
 from miam_economies.projections.view import (
@@ -211,7 +211,8 @@ class SqlReader:
         tasks = None if apparier is None else self._tasks(
             c, name, champ, apparier.removeprefix("journal."), depuis, jusqu_au)
         if depuis is not None or jusqu_au is not None:
-            return position, samples_in_window(c, name, champ, depuis, jusqu_au), tasks
+            return position, samples_in_window(c, self.dialect, name, champ, depuis,
+                                               jusqu_au), tasks
         columns = ", ".join(SAMPLE_SUMS)
         c.execute(f"SELECT client, {columns} FROM bilan_echantillons "
                   "WHERE projection = ? AND champ = ?", (name, CLIENT_WIDE))
@@ -229,12 +230,13 @@ class SqlReader:
             groups[INCONNU] = as_own_sessions(rest)
         return position, {cle: sums for cle, sums in groups.items() if sums[0] > 0}, tasks
 
-    def samples_by_day(self, c: Cursor, name: str, par: str, depuis: str | None = None,
-                       jusqu_au: str | None = None) -> dict[str, list[tuple[str, Sums]]]:
-        """See ``BilanView.samples_by_day`` (``sql_window.samples_by_day``), in ``c``'s
+    def recent_samples(self, c: Cursor, name: str, par: str, totals: Mapping[str, int],
+                       depuis: str | None = None, jusqu_au: str | None = None
+                       ) -> dict[str, tuple[str, Sums]]:
+        """See ``BilanView.recent_samples`` (``sql_window.recent_samples``), in ``c``'s
         transaction."""
         champ = None if par == "client" else par.removeprefix("journal.")
-        return samples_by_day(c, name, champ, depuis, jusqu_au)
+        return recent_samples(c, self.dialect, name, champ, totals, depuis, jusqu_au)
 
     @staticmethod
     def _tasks(c: Cursor, name: str, champ: str | None, tache: str,

@@ -48,7 +48,9 @@ class DaySamplesWriter:
         rows a statement; all-zero changes are left out, and a day left without a
         demande is deleted (its sums are then all 0)."""
         tk = self.dialect.tokens
-        rows = sorted((key, sums) for key, sums in samples if any(sums))
+        # The primary key's order: (champ, valeur, jour, client).
+        rows = sorted(((key, sums) for key, sums in samples if any(sums)),
+                      key=lambda row: (row[0][0], row[0][1], row[0][3], row[0][2]))
         emptied = []
         for chunk in chunks(rows):
             c.execute("INSERT INTO bilan_echantillons_jours VALUES "

@@ -146,7 +146,9 @@ def view_tables(text: str, integer: str, tokens: str, boolean: str,
         # drift flag reads them (ADR-0167). Summed over its days, a group's row above.
         f"CREATE TABLE IF NOT EXISTS bilan_echantillons_jours (projection {t}, "
         f"champ {t}, valeur {t}, client {t}, jour {t}, {sample}, "
-        f"PRIMARY KEY (projection, champ, valeur, client, jour)){w}",
+        # In day order within a group: the drift flag reads a group's days latest first
+        # and stops at its recent quarter, without a lookup (ADR-0168).
+        f"PRIMARY KEY (projection, champ, valeur, jour, client)){w}",
         # Each sample's clusters: the totals of the group's demandes with a delegation in
         # each (client, session_id, jour) of theirs, a row per cluster holding some
         # (ADR-0166; a session's demandes of one day, ADR-0167). A fold replaces a

@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 import time
 from abc import abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
@@ -270,11 +270,12 @@ class SqlBilanView(BilanView):
         with self._read() as c:
             return self.reader.samples(c, name, par, apparier, depuis, jusqu_au)
 
-    def samples_by_day(self, name: str, par: str, depuis: str | None = None,
-                       jusqu_au: str | None = None) -> dict[str, list[tuple[str, Sums]]]:
-        """See ``BilanView.samples_by_day``: one read transaction."""
+    def recent_samples(self, name: str, par: str, totals: Mapping[str, int],
+                       depuis: str | None = None, jusqu_au: str | None = None
+                       ) -> dict[str, tuple[str, Sums]]:
+        """See ``BilanView.recent_samples``: one read transaction."""
         with self._read() as c:
-            return self.reader.samples_by_day(c, name, par, depuis, jusqu_au)
+            return self.reader.recent_samples(c, name, par, totals, depuis, jusqu_au)
 
     def record_formula(self, formule: FormuleEnregistree) -> FormuleEnregistree:
         """See ``BilanView.record_formula`` (``sql_formules.record``)."""

@@ -1,20 +1,27 @@
-"""The classement's samples by day and within a window, read from the view in SQL, shared
-by both backends (ADR-0167).
+"""The classement's samples within a window and over a group's recent days, read from the
+samples per day (``bilan_echantillons_jours``) in SQL, shared by both backends (ADR-0167,
+ADR-0168).
 
 A group's sample over a window (``depuis``/``jusqu_au``, ``YYYY-MM-DD`` inclusive, either
-optional) is the sum of its days' samples (``bilan_echantillons_jours``): the reads cost
-O(groups x days) rows, never the demandes. A field's ``(inconnu)`` group is no stored
-group: per day, its per-demande sums are the clients' less the valued groups', and its
-sessions are not kept: each of its demandes counts as a session of its own
-(``sql_samples.as_own_sessions``; ADR-0166, decision 4). Exact integers at any size
-(ADR-0051).
+optional) is the sum of its days' samples; the drift flag needs where each group's recent
+quarter starts (from its demandes per day) and its sample from that day on. SQL sums the
+days, so a read returns a row per group, never the days' fifteen sums. A field's
+``(inconnu)`` group is no stored group: over a window its per-demande sums are the
+clients' less the valued groups', and each of its demandes counts as a session of its own
+(``sql_samples.as_own_sessions``; ADR-0166, decision 4); it has no drift flag. Exact
+integers at any size (ADR-0051): where the dialect's ``sum()`` is not exact at any size
+(SQLite), the SQL sums are used only when they are integers (no value kept as decimal
+text past 2^63) and none overflows; else Python adds the rows.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Mapping
+import sqlite3
+from collections.abc import Iterator, Mapping
+from typing import Any
 
+from miam_economies.domain.derive import start_latest_first
+from miam_economies.projections.sql_dialect import SqlDialect
 from miam_economies.projections.sql_samples import (
     CLIENT_WIDE,
     SAMPLE_SUMS,
@@ -31,63 +38,84 @@ FIRST_DAY = "0000-00-00"
 LAST_DAY = "9999-99-99"
 """Above every day: a window without ``jusqu_au``."""
 
-ByDay = dict[str, list[tuple[str, Sums]]]
-"""Group key -> ``(jour, fifteen sums)`` in day order."""
-
-
-def samples_by_day(c: Cursor, name: str, champ: str | None, depuis: str | None,
-                   jusqu_au: str | None) -> ByDay:
-    """Each group's samples per day within the window, in day order, of projection
-    ``name``: by client when ``champ`` is None, else by value of journal field ``champ``
-    (demandes without one under ``INCONNU``, for the days that hold some). Days without
-    a demande of the group are absent; a group without any in the window too."""
+def samples_in_window(c: Cursor, dialect: SqlDialect, name: str, champ: str | None,
+                      depuis: str | None, jusqu_au: str | None) -> dict[str, Sums]:
+    """Each group's fifteen sums over its demandes whose day is within the window, of
+    projection ``name``: by client when ``champ`` is None, else by value of journal field
+    ``champ``, the demandes without one under ``INCONNU`` (see the module); a group
+    without a demande there is absent."""
     lo, hi = depuis or FIRST_DAY, jusqu_au or LAST_DAY
-    clients = _days(c, name, CLIENT_WIDE, lo, hi)
+    clients = _summed(c, dialect, name, CLIENT_WIDE, lo, hi)
     if champ is None:
-        return _ordered(clients)
-    valued = _days(c, name, champ, lo, hi)
-    whole: dict[str, list[Sums]] = defaultdict(list)
-    for by_client in clients.values():
-        for jour, sums in by_client.items():
-            whole[jour].append(sums)
-    per_day: dict[str, list[Sums]] = defaultdict(list)
-    for by_value in valued.values():
-        for jour, sums in by_value.items():
-            per_day[jour].append(sums)
-    unknown: dict[str, Sums] = {}
-    for jour, rows in whole.items():
-        rest = difference(summed(rows), summed(per_day.get(jour, ())))
-        if rest[0] > 0:
-            unknown[jour] = as_own_sessions(rest)
-    out = _ordered(valued)
-    if unknown:
-        out[INCONNU] = sorted(unknown.items())
+        return clients
+    valued = _summed(c, dialect, name, champ, lo, hi)
+    rest = difference(summed(clients.values()), summed(valued.values()))
+    if rest[0] > 0:
+        valued[INCONNU] = as_own_sessions(rest)
+    return valued
+
+
+def recent_samples(c: Cursor, dialect: SqlDialect, name: str, champ: str | None,
+                   totals: Mapping[str, int], depuis: str | None, jusqu_au: str | None
+                   ) -> dict[str, tuple[str, Sums]]:
+    """Each group of ``totals`` (``{cle: its demandes within the window}``, stored groups
+    only) with a recent period within the window: ``{cle: (first day, its fifteen sums
+    from that day on)}`` (``domain.derive.start_latest_first``), by client when ``champ``
+    is None, else by value of journal field ``champ``. A group's demandes per day are
+    read latest first (the primary key's order) only until its recent period is held,
+    then SQL sums that period: about a quarter of its rows are read."""
+    key = "client" if champ is None else "valeur"
+    field = CLIENT_WIDE if champ is None else champ
+    lo, hi = depuis or FIRST_DAY, jusqu_au or LAST_DAY
+    out = {}
+    for cle, total in sorted(totals.items()):
+        c.execute("SELECT jour, sum(demandes) FROM bilan_echantillons_jours "
+                  f"WHERE projection = ? AND champ = ? AND {key} = ? AND jour >= ? "
+                  "AND jour <= ? GROUP BY jour ORDER BY jour DESC",
+                  (name, field, cle, lo, hi))
+        start = start_latest_first(_fetched(c), total)
+        if start is not None:
+            sums = _summed(c, dialect, name, field, start, hi, cle).get(cle)
+            if sums is not None:
+                out[cle] = (start, sums)
     return out
 
 
-def samples_in_window(c: Cursor, name: str, champ: str | None, depuis: str | None,
-                      jusqu_au: str | None) -> dict[str, Sums]:
-    """Each group's fifteen sums over its demandes whose day is within the window (see
-    ``samples_by_day``): its days' sums added; a group without a demande there is
-    absent."""
-    return {cle: summed(sums for _, sums in days)
-            for cle, days in samples_by_day(c, name, champ, depuis, jusqu_au).items()}
+def _fetched(c: Cursor) -> Iterator[tuple[str, int]]:
+    # c's rows (jour, demandes) one at a time, as they are asked for.
+    while (row := c.fetchone()) is not None:
+        yield row[0], int(row[1])
 
 
-def _days(c: Cursor, name: str, champ: str, lo: str, hi: str
-          ) -> dict[str, dict[str, Sums]]:
-    # valeur (the client under CLIENT_WIDE) -> jour -> sums over the field's clients.
-    c.execute(f"SELECT valeur, client, jour, {', '.join(SAMPLE_SUMS)} "
-              "FROM bilan_echantillons_jours WHERE projection = ? AND champ = ? "
-              "AND jour >= ? AND jour <= ?", (name, champ, lo, hi))
-    out: dict[str, dict[str, Sums]] = defaultdict(dict)
-    for valeur, client, jour, *sums in c.fetchall():
-        cle = client if champ == CLIENT_WIDE else valeur
-        row = tuple(map(int, sums))
-        known = out[cle].get(jour)
-        out[cle][jour] = row if known is None else summed((known, row))
-    return out
-
-
-def _ordered(groups: Mapping[str, Mapping[str, Sums]]) -> ByDay:
-    return {cle: sorted(days.items()) for cle, days in groups.items() if days}
+def _summed(c: Cursor, dialect: SqlDialect, name: str, champ: str, lo: str, hi: str,
+            cle: str | None = None) -> dict[str, Sums]:
+    # Field champ's rows from lo to hi (of group cle only when given), summed by value
+    # (by client under CLIENT_WIDE): one row per group.
+    key = "client" if champ == CLIENT_WIDE else "valeur"
+    where = "projection = ? AND champ = ? AND jour >= ? AND jour <= ?"
+    params: list[Any] = [name, champ, lo, hi]
+    if cle is not None:
+        where += f" AND {key} = ?"
+        params.append(cle)
+    sums = ", ".join(f"sum({column})" for column in SAMPLE_SUMS)
+    try:
+        c.execute(f"SELECT {key}, {sums} FROM bilan_echantillons_jours WHERE {where} "
+                  f"GROUP BY {key}", params)
+        rows = c.fetchall()
+    except sqlite3.OperationalError as exc:  # SQLite's sum() past 2^63
+        if "overflow" not in str(exc):
+            raise
+        rows = None
+    # SQLite's sum() of integers is an integer, exact, or fails; a float says a value
+    # was kept as decimal text past 2^63 (ADR-0051), added in floating point.
+    if rows is not None and (dialect.exact_sums or not any(
+            isinstance(x, float) for row in rows for x in row)):
+        return {cle: tuple(int(x) for x in values) for cle, *values in rows
+                if int(values[0]) > 0}
+    # Exact at any size: the rows summed in Python.
+    c.execute(f"SELECT {key}, {', '.join(SAMPLE_SUMS)} FROM bilan_echantillons_jours "
+              f"WHERE {where}", params)
+    grouped: dict[str, list[Sums]] = {}
+    for cle, *values in c.fetchall():
+        grouped.setdefault(cle, []).append(tuple(int(x) for x in values))
+    return {cle: total for cle, rows in grouped.items() if (total := summed(rows))[0] > 0}

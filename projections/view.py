@@ -264,14 +264,16 @@ class BilanView(TrackingRecorder, ABC):
         within it count, samples and tasks alike; a group without one is absent."""
 
     @abstractmethod
-    def samples_by_day(self, name: str, par: str, depuis: str | None = None,
-                       jusqu_au: str | None = None
-                       ) -> dict[str, list[tuple[str, tuple[int, ...]]]]:
-        """Each group of ``par``'s samples per day within the window (as ``samples``),
-        ``{cle: [(jour, fifteen sums), ...]}`` in day order, days without a demande of
-        the group absent, in one read transaction: summed over its days, a group's
-        ``samples`` in that window (ADR-0167: the drift flag's input). Reads O(groups x
-        days) rows."""
+    def recent_samples(self, name: str, par: str, totals: Mapping[str, int],
+                       depuis: str | None = None, jusqu_au: str | None = None
+                       ) -> dict[str, tuple[str, tuple[int, ...]]]:
+        """Each stored group of ``par`` named in ``totals`` (``{cle: its demandes within
+        the window}``) with a recent period within the window (as ``samples``'):
+        ``{cle: (its first day, YYYY-MM-DD; the group's fifteen sums from that day on)}``
+        (``domain.derive.start_latest_first``: the drift flag's recent period, its history
+        before it the group's sample less this; ADR-0167). Reads each group's demandes per
+        day latest first, only until its recent period is held, in one read
+        transaction."""
 
     @abstractmethod
     def reset(self, name: str, previous: int | None = None) -> None:

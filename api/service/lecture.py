@@ -103,11 +103,13 @@ class Lecture:
         echantillons = {cle: Echantillon(*sums) for cle, sums in samples.items()}
         # (inconnu)'s sessions are not kept: no interval, no claim on it (ADR-0166).
         unclustered = () if par == "client" else (INCONNU,)
-        # Each group's days, for its drift within the window (ADR-0167).
-        jours = {cle: [(jour, Echantillon(*sums)) for jour, sums in days]
-                 for cle, days in projection.view.samples_by_day(
-                     projection.tracking_name, par, depuis, jusqu_au).items()}
-        groupes = classement(echantillons, minimum, selon, unclustered, jours)
+        # Each group's recent period, for its drift within the window (ADR-0167).
+        recents = {cle: (start, Echantillon(*sums))
+                   for cle, (start, sums) in projection.view.recent_samples(
+                       projection.tracking_name, par,
+                       {cle: e.demandes for cle, e in echantillons.items()
+                        if cle not in unclustered}, depuis, jusqu_au).items()}
+        groupes = classement(echantillons, minimum, selon, unclustered, recents)
         ranked = [g.cle for g in groupes if g.rang is not None]
         compared = ranked[:MAX_COMPARED]
         if tasks is None:

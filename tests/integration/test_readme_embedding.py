@@ -122,3 +122,6 @@ def test_the_read_functions_run_as_printed(tmp_path: Path,
     assert names["card"] == 0  # dated 2026-10-30: "today" is today, as the page says
     for ranked in (names["ranked"], names["paired"]):
         assert ranked["par"] == "preset"
+    # The window echoed; the example's demande (2026-10-30) is before it, so no group.
+    assert names["recent"]["depuis"] == "2026-11-01" and names["recent"]["groupes"] == []
+    assert names["changed"] == []  # one demande, one day: nothing to compare

@@ -12,8 +12,9 @@ lines before and after the events, a demande's second line ignored, demandes wit
 value in ``(inconnu)``, figures whose squares pass 2^63), however the events arrive (any
 order, re-sent, cut into pages folded at any moment), every group's fifteen sums equal
 ``Echantillon.of_sessions`` of its demandes grouped by (client, session, day), recomputed
-here from the events and the journal; so do its samples per day (``samples_by_day``) and
-over random windows (``samples(depuis=, jusqu_au=)``, the days' samples summed); and so
+here from the events and the journal; so do its samples over random windows
+(``samples(depuis=, jusqu_au=)``, the days' samples summed) and its recent period
+(``recent_samples``: where it starts, its sample from there on); and so
 do they after the samples are rebuilt from scratch (a replay's end), whose rows equal the
 fold's, row for row. Delegations fall on three days of Paris time, some a few minutes
 either side of midnight (a session crossing it), so the zone's day, not UTC's, decides.
@@ -41,6 +42,7 @@ from miam_economies.api.service.bootstrap import open_services
 from miam_economies.api.service.services import Services
 from miam_economies.api.service.settings import Settings
 from miam_economies.domain.acceptance import accept_batch
+from miam_economies.domain.derive import recent_start
 from miam_economies.domain.echantillon import Echantillon
 from miam_economies.projections import sql_groups
 from miam_economies.projections.sql_samples import summed
@@ -210,22 +212,22 @@ def fresh_services(backend: str) -> Iterator[Services]:
 
 def served(services: Services, windows: list[Window]) -> dict[Any, dict[str, Any]]:
     """Every dimension's samples as the view serves them: whole (key ``par``), within
-    each window (``(par, depuis, jusqu_au)``) and by day within it (``(par, depuis,
-    jusqu_au, "jours")``); checks on the way that a group's days sum to its sample."""
+    each window (``(par, depuis, jusqu_au)``) and each stored group's recent period
+    within it (``(..., "recent")``: the drift flag's read)."""
     name, view = services.projection.tracking_name, services.projection.view
     out: dict[Any, dict[str, Any]] = {}
     for par in DIMENSIONS:
         out[par] = {cle: Echantillon(*sums) for cle, sums in view.samples(name, par)[1].items()}
         for depuis, jusqu_au in [(None, None), *windows]:
-            days = view.samples_by_day(name, par, depuis, jusqu_au)
-            windowed = view.samples(name, par, None, depuis, jusqu_au)[1]
-            assert {cle: summed(s for _, s in rows) for cle, rows in days.items()} == windowed
             if depuis is not None or jusqu_au is not None:
-                out[(par, depuis, jusqu_au)] = {cle: Echantillon(*sums)
-                                                for cle, sums in windowed.items()}
-            out[(par, depuis, jusqu_au, "jours")] = {
-                cle: [(jour, Echantillon(*sums)) for jour, sums in rows]
-                for cle, rows in days.items()}
+                out[(par, depuis, jusqu_au)] = {cle: Echantillon(*sums) for cle, sums
+                                                in view.samples(name, par, None, depuis,
+                                                                jusqu_au)[1].items()}
+            totals = {cle: sums[0] for cle, sums in view.samples(
+                name, par, None, depuis, jusqu_au)[1].items() if cle != INCONNU}
+            out[(par, depuis, jusqu_au, "recent")] = {
+                cle: (start, Echantillon(*sums)) for cle, (start, sums)
+                in view.recent_samples(name, par, totals, depuis, jusqu_au).items()}
     return out
 
 
@@ -239,8 +241,12 @@ def expected(events: list[dict[str, Any]], journal: list[str], windows: list[Win
             if depuis is not None or jusqu_au is not None:
                 out[(par, depuis, jusqu_au)] = expected_samples(events, journal, par,
                                                                 depuis, jusqu_au)
-            out[(par, depuis, jusqu_au, "jours")] = expected_samples(
-                events, journal, par, depuis, jusqu_au, by_day=True)
+            days = {cle: rows for cle, rows in expected_samples(
+                events, journal, par, depuis, jusqu_au, by_day=True).items()
+                if cle != INCONNU}
+            out[(par, depuis, jusqu_au, "recent")] = {
+                cle: (start, Echantillon.total(e for jour, e in rows if jour >= start))
+                for cle, rows in days.items() if (start := recent_start(rows)) is not None}
     return out
 
 

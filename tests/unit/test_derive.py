@@ -5,9 +5,12 @@ stable preset while a preset that got worse after 80 % of its history is flagged
 
 from __future__ import annotations
 
+import random
+from collections.abc import Iterator
+
 import pytest
 
-from miam_economies.domain.derive import derive, recent_start
+from miam_economies.domain.derive import derive, recent_start, start_latest_first
 from miam_economies.domain.echantillon import Echantillon
 from tests.simulation.drift import false_flags, flagged
 
@@ -25,6 +28,27 @@ def test_the_recent_period_is_the_last_quarter_of_the_demandes_by_day() -> None:
     assert recent_start(heavy) == "2026-11-01" or recent_start(heavy) is None
     assert recent_start([("2026-11-01", day([(1_000, 0, 0)] * 8))]) is None
     assert recent_start([]) is None
+
+
+def test_read_latest_first_the_start_is_recent_starts_and_no_earlier_day_is_read() -> None:
+    # What the view reads (ADR-0168): the demandes per day latest first, only until a
+    # quarter is held.
+    rng = random.Random(11)
+    for _ in range(300):
+        days = [(f"2026-11-{d:02d}", day([(1_000, 0, 0)] * rng.randint(1, 6)))
+                for d in sorted(rng.sample(range(1, 29), rng.randint(1, 12)))]
+        read: list[str] = []
+
+        def latest_first(days: list[tuple[str, Echantillon]] = days,
+                         read: list[str] = read) -> Iterator[tuple[str, int]]:
+            for jour, e in reversed(days):
+                read.append(jour)
+                yield jour, e.demandes
+
+        start = start_latest_first(latest_first(), sum(e.demandes for _, e in days))
+        assert start == recent_start(days)
+        if start is not None:
+            assert read[-1] == start  # no day before the recent period was read
 
 
 def test_a_group_that_got_worse_is_flagged_and_a_stable_one_is_not() -> None:
