@@ -69,19 +69,21 @@ def ecart(a: str, ea: Echantillon, b: str, eb: Echantillon, selon: str) -> Ecart
     return _welch(a, ea, _stats(ea, selon), b, eb, _stats(eb, selon), selon)
 
 
-def _stats(e: Echantillon, selon: str) -> tuple[float, float]:
-    """A group's figure and its variance (``domain.intervalles``: over its sessions,
-    never below the per-demande one; 0.0 below 2 sessions), exact before one conversion
-    to float."""
+def _stats(e: Echantillon, selon: str) -> tuple[float, float, float]:
+    """A group's figure, its variance (``domain.intervalles``: over its sessions, never
+    below the per-demande one; 0.0 below 2 sessions), exact before one conversion to
+    float, and on the taux its effective corrections (``Echantillon``'s, 0.0 on net):
+    once a group, not once a pair (an exact fraction each time)."""
     if selon == "net":
         figure, variance = e.net / e.demandes, variance_net_par_demande(e)
-    else:
-        figure, variance = e.corrections / e.evites, variance_taux_reprise(e)
-    return figure, 0.0 if variance is None else float(variance)
+        return figure, 0.0 if variance is None else float(variance), 0.0
+    figure, variance = e.corrections / e.evites, variance_taux_reprise(e)
+    return (figure, 0.0 if variance is None else float(variance),
+            float(e.corrections_effectives))
 
 
-def _welch(a: str, ea: Echantillon, sa: tuple[float, float], b: str, eb: Echantillon,
-           sb: tuple[float, float], selon: str) -> Ecart:
+def _welch(a: str, ea: Echantillon, sa: tuple[float, float, float], b: str,
+           eb: Echantillon, sb: tuple[float, float, float], selon: str) -> Ecart:
     na, nb = ea.demandes, eb.demandes
     ka, kb = ea.sessions, eb.sessions
     difference = sa[0] - sb[0]
@@ -107,7 +109,7 @@ def _welch(a: str, ea: Echantillon, sa: tuple[float, float], b: str, eb: Echanti
         return unmeasured(a, b, difference, "no spread to judge by yet")
     hold, open_low, open_high, k_min = None, False, False, 1.0
     if selon == "taux":
-        ma, mb = float(ea.corrections_effectives), float(eb.corrections_effectives)
+        ma, mb = sa[2], sb[2]
         hold_a, open_high = taux_hold(a, ea.corrections, ma)
         hold_b, open_low = taux_hold(b, eb.corrections, mb)
         hold = hold_a or hold_b
