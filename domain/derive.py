@@ -89,7 +89,7 @@ def drift(start: str, before: Echantillon, after: Echantillon, selon: str, teste
           ) -> Derive | None:
     """``derive``'s verdict given the split: ``before`` the group's sample before day
     ``start``, ``after`` from it on (what the view reads without the days' sums:
-    ``BilanView.samples_since``)."""
+    ``BilanView.recent_samples``)."""
     if selon == "taux" and (before.evites <= 0 or after.evites <= 0):
         return None
     if before.demandes <= 0 or after.demandes <= 0:

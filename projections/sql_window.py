@@ -38,6 +38,7 @@ FIRST_DAY = "0000-00-00"
 LAST_DAY = "9999-99-99"
 """Above every day: a window without ``jusqu_au``."""
 
+
 def samples_in_window(c: Cursor, dialect: SqlDialect, name: str, champ: str | None,
                       depuis: str | None, jusqu_au: str | None) -> dict[str, Sums]:
     """Each group's fifteen sums over its demandes whose day is within the window, of
