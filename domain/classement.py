@@ -191,7 +191,7 @@ def classement(groupes: Mapping[str, Echantillon], minimum: int, selon: str = SE
     None for the others). The groups of ``unclustered`` have no kept sessions: no
     ``sessions``, no interval, which would be taken over demandes, and no drift
     (ADR-0166). With ``recents`` (``{cle: (first day of its recent period, its sample
-    from that day on)}``: ``BilanView.recent_samples``), each other ranked group's
+    from that day on)}``: ``BilanView.samples``' ``recents``), each other ranked group's
     ``derive`` (``domain.derive.drift``, its sample before that day its whole one less
     the recent one, the level shared over the ranked groups; ADR-0167). Raises as
     ``ordre``."""

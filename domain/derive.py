@@ -63,11 +63,13 @@ def start_latest_first(latest_first: Iterable[tuple[str, int]], total: int) -> s
     demandes)``) and its demandes in all (``total``): the days are taken only until they
     hold ``RECENT_SHARE`` of ``total`` (a view reads no more); None when that takes
     every demande (its first day) or there is none."""
-    needed = RECENT_SHARE * total
+    # held >= RECENT_SHARE·total in integers: a Fraction's comparison per day cost more
+    # than the rest of the rule.
+    needed, per = RECENT_SHARE.numerator * total, RECENT_SHARE.denominator
     held = 0
     for day, n in latest_first:
         held += n
-        if held >= needed:
+        if held * per >= needed:
             return None if held >= total else day
     return None
 
@@ -89,7 +91,7 @@ def drift(start: str, before: Echantillon, after: Echantillon, selon: str, teste
           ) -> Derive | None:
     """``derive``'s verdict given the split: ``before`` the group's sample before day
     ``start``, ``after`` from it on (what the view reads without the days' sums:
-    ``BilanView.recent_samples``)."""
+    ``BilanView.samples``' ``recents``)."""
     if selon == "taux" and (before.evites <= 0 or after.evites <= 0):
         return None
     if before.demandes <= 0 or after.demandes <= 0:

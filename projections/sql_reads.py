@@ -37,6 +37,7 @@ from miam_economies.projections.view import (
     Groupes2,
     Progression,
     ProjectionSettings,
+    Samples,
 )
 
 
@@ -193,12 +194,12 @@ class SqlReader:
         return entries
 
     def samples(self, c: Cursor, name: str, par: str, apparier: str | None = None,
-                depuis: str | None = None, jusqu_au: str | None = None
-                ) -> tuple[int, dict[str, Sums], dict[str, dict[str, Task]] | None]:
-        """See ``BilanView.samples``: projection ``name``'s tracking position, its samples
-        by group of ``par`` (``client``, or a journal field, ``journal.`` prefix
-        allowed), and with ``apparier`` (a journal field) its demandes by group and task,
-        all in ``c``'s transaction. ``(inconnu)`` holds a field's demandes without a
+                depuis: str | None = None, jusqu_au: str | None = None) -> Samples:
+        """See ``BilanView.samples``, all in ``c``'s transaction: projection ``name``'s
+        tracking position, its samples by group of ``par`` (``client``, or a journal
+        field, ``journal.`` prefix allowed), with ``apparier`` (a journal field) its
+        demandes by group and task, and each stored group's recent period
+        (``sql_window.recent_samples``). ``(inconnu)`` holds a field's demandes without a
         value (when there are any): its per-demande sums are the clients' less the valued
         groups'; its sessions are not kept, so its per-session sums are given as if each
         demande were a session of its own (``sql_samples.as_own_sessions``), and the
@@ -211,14 +212,14 @@ class SqlReader:
         tasks = None if apparier is None else self._tasks(
             c, name, champ, apparier.removeprefix("journal."), depuis, jusqu_au)
         if depuis is not None or jusqu_au is not None:
-            return position, samples_in_window(c, self.dialect, name, champ, depuis,
-                                               jusqu_au), tasks
+            return self._with_recents(c, name, champ, position, samples_in_window(
+                c, self.dialect, name, champ, depuis, jusqu_au), tasks, depuis, jusqu_au)
         columns = ", ".join(SAMPLE_SUMS)
         c.execute(f"SELECT client, {columns} FROM bilan_echantillons "
                   "WHERE projection = ? AND champ = ?", (name, CLIENT_WIDE))
         clients = {row[0]: tuple(map(int, row[1:])) for row in c.fetchall()}
         if champ is None:
-            return position, clients, tasks
+            return self._with_recents(c, name, champ, position, clients, tasks)
         c.execute(f"SELECT valeur, {columns} FROM bilan_echantillons "
                   "WHERE projection = ? AND champ = ?", (name, champ))
         valued: defaultdict[str, list[Sums]] = defaultdict(list)
@@ -228,15 +229,18 @@ class SqlReader:
         rest = difference(summed(clients.values()), summed(groups.values()))
         if rest[0] > 0:
             groups[INCONNU] = as_own_sessions(rest)
-        return position, {cle: sums for cle, sums in groups.items() if sums[0] > 0}, tasks
+        return self._with_recents(c, name, champ, position, {
+            cle: sums for cle, sums in groups.items() if sums[0] > 0}, tasks)
 
-    def recent_samples(self, c: Cursor, name: str, par: str, totals: Mapping[str, int],
-                       depuis: str | None = None, jusqu_au: str | None = None
-                       ) -> dict[str, tuple[str, Sums]]:
-        """See ``BilanView.recent_samples`` (``sql_window.recent_samples``), in ``c``'s
-        transaction."""
-        champ = None if par == "client" else par.removeprefix("journal.")
-        return recent_samples(c, self.dialect, name, champ, totals, depuis, jusqu_au)
+    def _with_recents(self, c: Cursor, name: str, champ: str | None, position: int,
+                      groups: dict[str, Sums], tasks: dict[str, dict[str, Task]] | None,
+                      depuis: str | None = None, jusqu_au: str | None = None) -> Samples:
+        # The answer, with each stored group's recent period read in the same
+        # transaction as its whole sample (ADR-0170).
+        totals = {cle: sums[0] for cle, sums in groups.items()
+                  if champ is None or cle != INCONNU}  # INCONNU is no stored group
+        return Samples(position, groups, tasks, recent_samples(
+            c, self.dialect, name, champ, totals, depuis, jusqu_au))
 
     @staticmethod
     def _tasks(c: Cursor, name: str, champ: str | None, tache: str,

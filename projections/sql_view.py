@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 import time
 from abc import abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
@@ -32,7 +32,7 @@ from miam_economies.projections.sql_figures import FiguresWriter
 from miam_economies.projections.sql_groups import GroupsWriter
 from miam_economies.projections.sql_journal import JournalWriter
 from miam_economies.projections.sql_reads import SqlReader
-from miam_economies.projections.sql_samples import SamplesWriter, Sums, Task
+from miam_economies.projections.sql_samples import SamplesWriter
 from miam_economies.projections.sql_schema import TABLES, Cursor
 from miam_economies.projections.view import (
     BilanSnapshot,
@@ -42,6 +42,7 @@ from miam_economies.projections.view import (
     Progression,
     ProjectionMismatch,
     ProjectionSettings,
+    Samples,
 )
 
 
@@ -264,18 +265,10 @@ class SqlBilanView(BilanView):
             return self.reader.demande(c, name, demande_id)
 
     def samples(self, name: str, par: str, apparier: str | None = None,
-                depuis: str | None = None, jusqu_au: str | None = None
-                ) -> tuple[int, dict[str, Sums], dict[str, dict[str, Task]] | None]:
+                depuis: str | None = None, jusqu_au: str | None = None) -> Samples:
         """See ``BilanView.samples``: one read transaction."""
         with self._read() as c:
             return self.reader.samples(c, name, par, apparier, depuis, jusqu_au)
-
-    def recent_samples(self, name: str, par: str, totals: Mapping[str, int],
-                       depuis: str | None = None, jusqu_au: str | None = None
-                       ) -> dict[str, tuple[str, Sums]]:
-        """See ``BilanView.recent_samples``: one read transaction."""
-        with self._read() as c:
-            return self.reader.recent_samples(c, name, par, totals, depuis, jusqu_au)
 
     def record_formula(self, formule: FormuleEnregistree) -> FormuleEnregistree:
         """See ``BilanView.record_formula`` (``sql_formules.record``)."""

@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from eventsourcing.persistence import Tracking, TrackingRecorder
 
@@ -126,6 +126,20 @@ class Progression:
     position: int
     avance_le: float | None
     ecartes: int
+
+
+class Samples(NamedTuple):
+    """What the classement reads of a projection in one read transaction
+    (``BilanView.samples``): ``position`` its tracking position; ``groupes`` each
+    group's fifteen sums; ``taches`` each group's tasks' sums (or None: not paired);
+    ``recents`` each stored group's recent period (its first day and its fifteen sums
+    from that day on). One transaction, so a group's recent period is never from a later
+    fold than its whole sample (ADR-0170)."""
+
+    position: int
+    groupes: dict[str, tuple[int, ...]]
+    taches: dict[str, dict[str, tuple[int, int, int, int]]] | None
+    recents: dict[str, tuple[str, tuple[int, ...]]]
 
 
 class BilanView(TrackingRecorder, ABC):
@@ -248,32 +262,23 @@ class BilanView(TrackingRecorder, ABC):
 
     @abstractmethod
     def samples(self, name: str, par: str, apparier: str | None = None,
-                depuis: str | None = None, jusqu_au: str | None = None
-                ) -> tuple[int, dict[str, tuple[int, ...]],
-                           dict[str, dict[str, tuple[int, int, int, int]]] | None]:
-        """Projection ``name``'s tracking position, the classement's samples by group of
-        ``par`` (``client`` or a journal field), and with ``apparier`` (a journal field:
-        a task) the demandes by group and task, in one read transaction: ``{cle: sums}``,
-        the fifteen sums in ``sql_samples.SAMPLE_SUMS`` order (``Echantillon``'s: exact
-        integers, tokens and tokens², over demandes then over clusters: a session's
-        demandes of one day), demandes without a value for the field under ``INCONNU``
-        (ADR-0073, ADR-0166, ADR-0167); ``{cle: {task: (demandes, evites, pilotage,
-        corrections)}}`` or None without ``apparier`` (ADR-0081). With a window
-        (``depuis``, ``jusqu_au``: ``YYYY-MM-DD``, inclusive, either optional) only the
-        demandes whose day (their delegation of smallest id's, the projection's zone) is
-        within it count, samples and tasks alike; a group without one is absent."""
-
-    @abstractmethod
-    def recent_samples(self, name: str, par: str, totals: Mapping[str, int],
-                       depuis: str | None = None, jusqu_au: str | None = None
-                       ) -> dict[str, tuple[str, tuple[int, ...]]]:
-        """Each stored group of ``par`` named in ``totals`` (``{cle: its demandes within
-        the window}``) with a recent period within the window (as ``samples``'):
-        ``{cle: (its first day, YYYY-MM-DD; the group's fifteen sums from that day on)}``
-        (``domain.derive.start_latest_first``: the drift flag's recent period, its history
-        before it the group's sample less this; ADR-0167). Reads each group's demandes per
-        day latest first, only until its recent period is held, in one read
-        transaction."""
+                depuis: str | None = None, jusqu_au: str | None = None) -> Samples:
+        """What the classement of ``par`` (``client`` or a journal field) reads of
+        projection ``name``, all in one read transaction (``Samples``): its tracking
+        position; the samples by group, ``{cle: sums}``, the fifteen sums in
+        ``sql_samples.SAMPLE_SUMS`` order (``Echantillon``'s: exact integers, tokens and
+        tokens², over demandes then over clusters: a session's demandes of one day),
+        demandes without a value for the field under ``INCONNU`` (ADR-0073, ADR-0166,
+        ADR-0167); with ``apparier`` (a journal field: a task) the demandes by group and
+        task, ``{cle: {task: (demandes, evites, pilotage, corrections)}}``, else None
+        (ADR-0081); and each stored group's recent period, ``{cle: (its first day,
+        YYYY-MM-DD; the group's fifteen sums from that day on)}`` for the groups that have
+        one (``domain.derive.start_latest_first``: the drift flag's, its history before it
+        the group's sample less this; ``INCONNU`` has none; ADR-0167, ADR-0170). With a
+        window (``depuis``, ``jusqu_au``: ``YYYY-MM-DD``, inclusive, either optional)
+        only the demandes whose day (their delegation of smallest id's, the projection's
+        zone) is within it count, samples, tasks and recent periods alike; a group
+        without one is absent."""
 
     @abstractmethod
     def reset(self, name: str, previous: int | None = None) -> None:

@@ -98,17 +98,15 @@ class Lecture:
         champ_vu = (self.known("par", par, ("client",))
                     & self.known("apparier", apparier, ()))
         projection = self.projection
-        position, samples, tasks = projection.view.samples(
+        position, samples, tasks, recent = projection.view.samples(
             projection.tracking_name, par, apparier, depuis, jusqu_au)
         echantillons = {cle: Echantillon(*sums) for cle, sums in samples.items()}
         # (inconnu)'s sessions are not kept: no interval, no claim on it (ADR-0166).
         unclustered = () if par == "client" else (INCONNU,)
-        # Each group's recent period, for its drift within the window (ADR-0167).
-        recents = {cle: (start, Echantillon(*sums))
-                   for cle, (start, sums) in projection.view.recent_samples(
-                       projection.tracking_name, par,
-                       {cle: e.demandes for cle, e in echantillons.items()
-                        if cle not in unclustered}, depuis, jusqu_au).items()}
+        # Each group's recent period, for its drift within the window (ADR-0167), read
+        # with the samples in one transaction (ADR-0170).
+        recents = {cle: (start, Echantillon(*sums)) for cle, (start, sums) in recent.items()
+                   if cle in echantillons and cle not in unclustered}
         groupes = classement(echantillons, minimum, selon, unclustered, recents)
         ranked = [g.cle for g in groupes if g.rang is not None]
         compared = ranked[:MAX_COMPARED]

@@ -14,7 +14,7 @@ order, re-sent, cut into pages folded at any moment), every group's fifteen sums
 ``Echantillon.of_sessions`` of its demandes grouped by (client, session, day), recomputed
 here from the events and the journal; so do its samples over random windows
 (``samples(depuis=, jusqu_au=)``, the days' samples summed) and its recent period
-(``recent_samples``: where it starts, its sample from there on); and so
+(``samples(...).recents``: where it starts, its sample from there on); and so
 do they after the samples are rebuilt from scratch (a replay's end), whose rows equal the
 fold's, row for row. Delegations fall on three days of Paris time, some a few minutes
 either side of midnight (a session crossing it), so the zone's day, not UTC's, decides.
@@ -223,11 +223,9 @@ def served(services: Services, windows: list[Window]) -> dict[Any, dict[str, Any
                 out[(par, depuis, jusqu_au)] = {cle: Echantillon(*sums) for cle, sums
                                                 in view.samples(name, par, None, depuis,
                                                                 jusqu_au)[1].items()}
-            totals = {cle: sums[0] for cle, sums in view.samples(
-                name, par, None, depuis, jusqu_au)[1].items() if cle != INCONNU}
             out[(par, depuis, jusqu_au, "recent")] = {
                 cle: (start, Echantillon(*sums)) for cle, (start, sums)
-                in view.recent_samples(name, par, totals, depuis, jusqu_au).items()}
+                in view.samples(name, par, None, depuis, jusqu_au).recents.items()}
     return out
 
 
