@@ -61,12 +61,11 @@ def variance_net_par_demande(e: Echantillon) -> Fraction | None:
     n, s, total = e.demandes, _sessions(e), e.net
     if n < 2 or s < 2:
         return None
-    per_demande = Fraction(n * e.net_squared - total * total, n * n * (n - 1))
     # Σ(net_s - μn_s)² · n² = n²Σnet_s² - 2n·N·Σn_s·net_s + N²Σn_s².
     spread = (n * n * e.session_net_squared - 2 * n * total * e.session_demandes_times_net
               + total * total * e.session_demandes_squared)
-    per_session = Fraction(s * spread, (s - 1) * n ** 4)
-    return max(per_demande, per_session)
+    return _larger(n * e.net_squared - total * total, n * n * (n - 1),
+                   s * spread, (s - 1) * n ** 4)
 
 
 def variance_taux_reprise(e: Echantillon) -> Fraction | None:
@@ -85,8 +84,7 @@ def variance_taux_reprise(e: Echantillon) -> Fraction | None:
     per_session = (x * x * e.session_corrections_squared
                    - 2 * c * x * e.session_evites_times_corrections
                    + c * c * e.session_evites_squared)
-    return max(Fraction(n * per_demande, (n - 1) * x ** 4),
-               Fraction(s * per_session, (s - 1) * x ** 4))
+    return _larger(n * per_demande, (n - 1) * x ** 4, s * per_session, (s - 1) * x ** 4)
 
 
 def variance_evites(e: Echantillon) -> Fraction | None:
@@ -96,8 +94,14 @@ def variance_evites(e: Echantillon) -> Fraction | None:
     n, s, x = e.demandes, _sessions(e), e.evites
     if n < 2 or s < 2:
         return None
-    return max(Fraction(n * e.evites_squared - x * x, n - 1),
-               Fraction(s * e.session_evites_squared - x * x, s - 1))
+    return _larger(n * e.evites_squared - x * x, n - 1,
+                   s * e.session_evites_squared - x * x, s - 1)
+
+
+def _larger(a: int, b: int, c: int, d: int) -> Fraction:
+    # The larger of a/b and c/d (b, d > 0), compared in integers: one Fraction made, not
+    # two (the classement's read computes some forty variances).
+    return Fraction(a, b) if a * d >= c * b else Fraction(c, d)
 
 
 def _sessions(e: Echantillon) -> int:
