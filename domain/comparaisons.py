@@ -36,6 +36,13 @@ FLOOR_RATIO = 2
 spread per demande as a floor for its own (ADR-0081; counted in sessions: ADR-0166)."""
 
 
+MIN_SESSIONS_NET = 8
+"""The effective sessions (``Echantillon.sessions_effectives``) each group needs before
+a claim on net: below, a session or two of heavy costs can carry a group's mean further
+than its spread over so few shows (the independent audit of issue 30: 2 % of runs wrong
+at 300 demandes in sessions of ~30, 0 with this hold; ADR-0171)."""
+
+
 UNCLUSTERED = "its demandes' sessions are not kept: no claim on it (ADR-0166)"
 """Why a pair with a group of ``comparaisons``' ``unclustered`` is held back."""
 
@@ -94,7 +101,11 @@ def _welch(a: str, ea: Echantillon, sa: tuple[float, float, float], b: str,
         small = a if ka < kb else b
         return unmeasured(a, b, difference, f"fewer than 2 sessions in {small}")
     va, vb = sa[1], sb[1]
-    se, df = _welch_se_df(va, ka, vb, kb)
+    # The net's degrees of freedom count effective sessions (ADR-0171); the taux's, the
+    # sessions (its corrections' unevenness is in its holds: ADR-0166).
+    da, db = ((ea.sessions_effectives, eb.sessions_effectives) if selon == "net"
+              else (ka, kb))
+    se, df = _welch_se_df(va, da, vb, db)
     unfloored = note = None
     if max(ka, kb) >= FLOOR_RATIO * min(ka, kb):
         # The group of fewer sessions has a spread per demande at least the other's: a
@@ -102,12 +113,19 @@ def _welch(a: str, ea: Echantillon, sa: tuple[float, float, float], b: str,
         small, large = (a, b) if ka < kb else (b, a)
         note = f"unequal sizes: {_sizes(small, ea, eb) if small == a else _sizes(small, eb, ea)}"
         if ka < kb and va * na < vb * nb:
-            unfloored, (se, df) = (se, df), _welch_se_df(vb * nb / na, ka, vb, kb)
+            unfloored, (se, df) = (se, df), _welch_se_df(vb * nb / na, da, vb, db)
         elif kb < ka and vb * nb < va * na:
-            unfloored, (se, df) = (se, df), _welch_se_df(va, ka, va * na / nb, kb)
+            unfloored, (se, df) = (se, df), _welch_se_df(va, da, va * na / nb, db)
     if se == 0:
         return unmeasured(a, b, difference, "no spread to judge by yet")
     hold, open_low, open_high, k_min = None, False, False, 1.0
+    if selon == "net" and min(da, db) < MIN_SESSIONS_NET:
+        # A few long sessions carry the mean: its spread over them is not yet known
+        # (ADR-0171). k times the sessions lift the hold once k·min reaches the minimum.
+        few, cle = (da, a) if da <= db else (db, b)
+        hold = (f"too few sessions in {cle} to judge its net: as uneven as about "
+                f"{few:.1f} equal ones, fewer than {MIN_SESSIONS_NET}")
+        k_min = MIN_SESSIONS_NET / few
     if selon == "taux":
         ma, mb = sa[2], sb[2]
         hold_a, open_high = taux_hold(a, ea.corrections, ma)
@@ -130,11 +148,18 @@ def _sizes(cle: str, small: Echantillon, large: Echantillon) -> str:
             f"{large.sessions:,} sessions, too few to know its spread")
 
 
-def _welch_se_df(va: float, ka: int, vb: float, kb: int) -> tuple[float, int]:
+def _welch_se_df(va: float, ka: float, vb: float, kb: float) -> tuple[float, int]:
     """Welch's standard error from the two figures' variances and Satterthwaite's degrees
-    of freedom from their sessions (ka - 1, kb - 1), rounded down."""
+    of freedom from their sessions, ka and kb (ka - 1, kb - 1; effective sessions may
+    be fractions), rounded down, at least 1."""
     v = va + vb
     if v == 0:
-        return 0.0, ka + kb - 2
-    df = v * v / (va * va / (ka - 1) + vb * vb / (kb - 1))
+        return 0.0, max(1, floor(ka + kb - 2))
+    # An effective count just above 1 (one session holding nearly every demande) leaves
+    # about one degree of freedom, never a division by zero.
+    df = v * v / (va * va / max(ka - 1, _TINY) + vb * vb / max(kb - 1, _TINY))
     return sqrt(v), max(1, floor(df))
+
+
+_TINY = 1e-9
+"""The least ``k - 1`` Satterthwaite divides by."""

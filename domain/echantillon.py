@@ -136,6 +136,18 @@ class Echantillon:
         return self.evites - self.pilotage - self.corrections
 
     @property
+    def sessions_effectives(self) -> float:
+        """How many equal sessions would weigh on the mean per demande as these do:
+        n²/Σn_s² (Kish's effective count, each demande weighing alike); S when the
+        sessions hold as many demandes each, 1 when one holds nearly all, n when each holds
+        one. The net's degrees of freedom are counted in these: a few long sessions
+        among many short ones tell less than their number (ADR-0171). 0 without a
+        demande."""
+        if self.session_demandes_squared <= 0:
+            return 0.0
+        return min(self.sessions, self.demandes * self.demandes / self.session_demandes_squared)
+
+    @property
     def corrections_effectives(self) -> Fraction:
         """How many equal corrections would carry the corrections' sum as unevenly as
         these do, counted over sessions: (ΣC)²/ΣC_s² (Kish's effective count, each

@@ -17,7 +17,7 @@ come from the sums exactly (``Fraction``) before the one conversion to float.
 from __future__ import annotations
 
 from fractions import Fraction
-from math import exp, log, sqrt
+from math import exp, floor, log, sqrt
 
 from miam_economies.domain.echantillon import Echantillon
 from miam_economies.domain.quantiles import gamma_quantile, t_quantile
@@ -38,7 +38,8 @@ _LOG_MAX = 709.0
 
 def intervalle_net_par_demande(e: Echantillon) -> Intervalle | None:
     """The 95 % Student t interval of the mean net per demande (tokens): mean ± t·√V, t
-    the 0.975 quantile with S - 1 degrees of freedom over the group's S sessions, V the
+    the 0.975 quantile with its effective sessions less one degrees of freedom
+    (``degres_net``; S - 1 where the S sessions are alike in size), V the
     variance of the mean (``variance_net_par_demande``: over sessions, never below the
     per-demande one; ADR-0166). None below 2 sessions (no variance), and None when every
     demande has the same net (no spread yet: never a zero-width interval; SPEC)."""
@@ -46,8 +47,15 @@ def intervalle_net_par_demande(e: Echantillon) -> Intervalle | None:
     if variance is None or variance == 0:
         return None
     mean = e.net / e.demandes
-    half = t_quantile(UPPER, e.sessions - 1) * sqrt(float(variance))
+    half = t_quantile(UPPER, degres_net(e)) * sqrt(float(variance))
     return _around(mean - half, mean, mean + half)
+
+
+def degres_net(e: Echantillon) -> int:
+    """The degrees of freedom of a group's mean net per demande: its effective sessions
+    less one (``Echantillon.sessions_effectives``: Kish's n²/Σn_s², at most S), rounded
+    down, at least 1; S - 1 where the sessions hold as many demandes each (ADR-0171)."""
+    return max(1, floor(e.sessions_effectives - 1))
 
 
 def variance_net_par_demande(e: Echantillon) -> Fraction | None:

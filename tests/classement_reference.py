@@ -77,6 +77,19 @@ def clustered(rows: SessionRows, selon: str) -> tuple[float, Fraction, int]:
     return figure, max(per_session, Fraction(per_demande) / n), s
 
 
+def effective_sessions(rows: SessionRows) -> float:
+    """Kish's effective number of sessions of a group, n²/Σn_s² over its sessions'
+    demandes n_s (ADR-0171, written again)."""
+    sizes = [len(rs) for rs in by_session(rows)]
+    return sum(sizes) ** 2 / sum(x * x for x in sizes)
+
+
+def net_df(rows: SessionRows) -> int:
+    """The degrees of freedom of a group's mean net: its effective sessions less one,
+    rounded down, at least 1 (ADR-0171)."""
+    return max(1, math.floor(effective_sessions(rows) - 1))
+
+
 def _a_completer(pair: dict[str, Any], level: float) -> dict[str, int] | None:
     """More demandes for the observed difference to be told at ``level``, written again:
     the smallest factor k on both groups' data (by bisection) with
@@ -196,16 +209,24 @@ def expected_pairs(groups: Mapping[str, SessionRows], selon: str,
             na, nb = len(groups[a]), len(groups[b])
             small = a if ka < kb else b
             floor = None
-            welch = _welch(float(va), ka, float(vb), kb)
+            # The net's degrees of freedom count Kish's effective sessions (ADR-0171).
+            da, db = ((effective_sessions(groups[a]), effective_sessions(groups[b]))
+                      if selon == "net" else (ka, kb))
+            welch = _welch(float(va), da, float(vb), db)
             unequal = max(ka, kb) >= 2 * min(ka, kb)
             if unequal and ka < kb and va * na < vb * nb:
-                floor, welch = welch, _welch(float(vb * nb / na), ka, float(vb), kb)
+                floor, welch = welch, _welch(float(vb * nb / na), da, float(vb), db)
             elif unequal and kb < ka and vb * nb < va * na:
-                floor, welch = welch, _welch(float(va), ka, float(va * na / nb), kb)
+                floor, welch = welch, _welch(float(va), da, float(va * na / nb), db)
             se, df = welch
             hold = None if se > 0 else "no spread to judge by yet"
             open_ = [False, False]
             k_min: float | None = 1.0
+            if selon == "net" and se > 0 and min(da, db) < 8:
+                few, cle = (da, a) if da <= db else (db, b)
+                hold = (f"too few sessions in {cle} to judge its net: as uneven as about "
+                        f"{few:.1f} equal ones, fewer than 8")
+                k_min = 8 / few
             if selon == "taux" and se > 0:
                 effectives = []
                 for cle, side in ((a, 1), (b, 0)):
@@ -290,10 +311,10 @@ def _paired_se(d: Sequence[float]) -> dict[str, Any]:
     return {"se": se, "df": len(d) - 1, "p": _p(statistics.fmean(d), se, len(d) - 1)}
 
 
-def _welch(va: float, na: int, vb: float, nb: int) -> tuple[float, int]:
+def _welch(va: float, na: float, vb: float, nb: float) -> tuple[float, int]:
     if va + vb == 0:
-        return 0.0, na + nb - 2
-    df = (va + vb) ** 2 / (va ** 2 / (na - 1) + vb ** 2 / (nb - 1))
+        return 0.0, max(1, math.floor(na + nb - 2))
+    df = (va + vb) ** 2 / (va ** 2 / max(na - 1, 1e-9) + vb ** 2 / max(nb - 1, 1e-9))
     return math.sqrt(va + vb), max(1, math.floor(df))
 
 

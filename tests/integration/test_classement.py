@@ -31,6 +31,7 @@ from tests.classement_reference import (
     clustered,
     expected_paired,
     expected_pairs,
+    net_df,
 )
 from tests.conftest import LiveServer
 from tests.corpus import expected_breakdowns, generate, journal_lines, with_fields
@@ -106,7 +107,8 @@ def recomputed(par: str, tache: str | None = None, zone: str = "UTC",
 
 
 def t_interval(rows: list[tuple[Any, int, int, int]]) -> tuple[float, float] | None:
-    """The 95 % t interval of the mean net of ``rows`` over their sessions (ADR-0166, by
+    """The 95 % t interval of the mean net of ``rows`` over their sessions (ADR-0166; its
+    degrees of freedom its effective sessions', ADR-0171; by
     ``tests.classement_reference`` and scipy.stats), None below 2 sessions
     or without spread."""
     sessions = len({r[0] for r in rows})
@@ -115,7 +117,7 @@ def t_interval(rows: list[tuple[Any, int, int, int]]) -> tuple[float, float] | N
     mean, variance, _ = clustered(rows, "net")
     if variance == 0:
         return None
-    half = stats.t.ppf(0.975, sessions - 1) * math.sqrt(variance)
+    half = stats.t.ppf(0.975, net_df(rows)) * math.sqrt(variance)
     return mean - half, mean + half
 
 

@@ -17,7 +17,7 @@ import pytest
 from scipy import stats
 
 from scripts.classement_demo import OUT, build
-from tests.classement_reference import assert_same, clustered, expected_pairs
+from tests.classement_reference import assert_same, clustered, expected_pairs, net_df
 
 ROOT = Path(__file__).parents[2]
 PAGE = ROOT / "docs" / "formulas.md"
@@ -115,8 +115,8 @@ def test_the_example_equals_the_clustered_recomputation(tmp_path: Path) -> None:
     for g in document["groupes"]:
         mine = groups[g["cle"]]
         assert g["sessions"] == len({r[0] for r in mine}) < g["demandes"] == len(mine)
-        mean, variance, sessions = clustered(mine, "net")
-        half = stats.t.ppf(0.975, sessions - 1) * math.sqrt(variance)
+        mean, variance, _ = clustered(mine, "net")
+        half = stats.t.ppf(0.975, net_df(mine)) * math.sqrt(variance)
         assert g["intervalle_net_par_demande"] == pytest.approx([mean - half, mean + half],
                                                                 rel=1e-9)
     ranked = [g["cle"] for g in document["groupes"] if g["rang"] is not None]

@@ -197,3 +197,42 @@ def test_with_sessions_every_pair_equals_the_clustered_recomputation(seed: int,
         for cle, rows in groups.items()]
     got = [c.as_dict() for c in comparaisons(samples, selon)]
     assert_same(got, expected_pairs(groups, selon))
+
+
+def test_effective_sessions_count_uneven_sessions_as_fewer() -> None:
+    # Kish's n²/Σn_s² (ADR-0171): equal sessions count their number, one demande each
+    # counts the demandes, one long session among short ones counts far less.
+    def sample(sizes: Sequence[int]) -> Echantillon:
+        return Echantillon.of_sessions([[(1_000 + i, 0, 0)] * n for i, n in enumerate(sizes)])
+
+    assert sample([30] * 10).sessions_effectives == 10
+    assert sample([1] * 37).sessions_effectives == 37
+    assert sample([120] + [20] * 9).sessions_effectives == pytest.approx(300**2 / 18_000)
+    assert sample([291] + [1] * 9).sessions_effectives < 1.1
+    assert Echantillon().sessions_effectives == 0
+
+
+def test_a_net_claim_waits_for_eight_effective_sessions() -> None:
+    # Two groups clearly apart, in 12 sessions each: as 12 equal sessions, a claim; as
+    # one long session and eleven short ones (about 3 equal ones), held, and a_completer
+    # counts from the data that lifts the hold (ADR-0171).
+    def group(sizes: Sequence[int], base: int) -> Echantillon:
+        rng = random.Random(base)
+        return Echantillon.of_sessions([[(base + rng.randint(-500, 500), 0, 0)] * n
+                                        for n in sizes])
+
+    even = [25] * 12
+    (told,) = comparaisons([("haut", group(even, 20_000)), ("bas", group(even, 10_000))],
+                           "net")
+    assert (told.verdict, told.raison) == ("a_devant", None)
+    uneven = [164] + [6] * 11
+    high, low = group(uneven, 20_000), group(even, 10_000)
+    assert high.sessions_effectives < 8 <= low.sessions_effectives
+    (held,) = comparaisons([("haut", high), ("bas", low)], "net")
+    assert held.verdict == "indiscernable"
+    assert held.raison == ("too few sessions in haut to judge its net: as uneven as about "
+                           f"{high.sessions_effectives:.1f} equal ones, fewer than 8")
+    assert held.a_completer is not None and held.a_completer[0] >= math.floor(
+        high.demandes * (8 / high.sessions_effectives - 1))
+    (taux,) = comparaisons([("haut", high), ("bas", low)], "taux")
+    assert taux.raison is None or not taux.raison.startswith("too few sessions")
