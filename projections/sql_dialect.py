@@ -37,6 +37,10 @@ def _same(value: int) -> Any:
     return value
 
 
+def _never(error: Exception) -> bool:
+    return False
+
+
 @dataclass(frozen=True)
 class SqlDialect:
     """A backend's SQL differences, handed to the view's table writers and reader.
@@ -46,7 +50,9 @@ class SqlDialect:
     (``ADD_TOKENS``'s placeholders); ``tokens``: a token sum as a statement parameter (the
     int itself where the column holds any size); ``exact_sums``: whether ``sum()`` of token
     columns is exact at any size (SQLite's overflows past 2^63, so its rebuild checks
-    first: ADR-0051); ``en_attente``: ``EN_ATTENTE`` as this backend plans it well.
+    first: ADR-0051); ``overflowed``: whether an error raised by a statement is ``sum()``
+    overflowing (never where sums are exact); ``en_attente``: ``EN_ATTENTE`` as this
+    backend plans it well.
     """
 
     tracking_table: str
@@ -54,6 +60,7 @@ class SqlDialect:
     add_tokens: str = ADD_TOKENS
     tokens: Callable[[int], Any] = _same
     exact_sums: bool = True
+    overflowed: Callable[[Exception], bool] = _never
     en_attente: str = EN_ATTENTE
 
     def added(self, table: str, counts: Sequence[str] = (),

@@ -16,7 +16,6 @@ text past 2^63) and none overflows; else Python adds the rows.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -121,8 +120,8 @@ def _exact(c: Cursor, dialect: SqlDialect, query: str, params: list[Any], table:
         c.execute(query.format(columns=", ".join(f"sum({table}{x})" for x in SAMPLE_SUMS),
                                group=group), params)
         rows = c.fetchall()
-    except sqlite3.OperationalError as exc:  # SQLite's sum() past 2^63
-        if "overflow" not in str(exc):
+    except Exception as exc:  # SQLite's sum() past 2^63, and nothing else
+        if not dialect.overflowed(exc):
             raise
         rows = None
     # SQLite's sum() of integers is an integer, exact, or fails; a float says a value

@@ -10,6 +10,7 @@ pitfalls).
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -75,6 +76,11 @@ def _stream(c: SQLiteCursor, query: str, params: Sequence[Any],
         reader.close()
 
 
+def _overflowed(error: Exception) -> bool:
+    # SQLite's integer sum() past 2^63: "integer overflow".
+    return isinstance(error, sqlite3.OperationalError) and "overflow" in str(error)
+
+
 SQLITE = SqlDialect(
     tracking_table="tracking",
     stream=_stream,
@@ -85,6 +91,7 @@ SQLITE = SqlDialect(
                 "ELSE big_add({t}.{c}, excluded.{c}) END"),
     tokens=_tokens_param,
     exact_sums=False,  # sum() overflows past 2^63: the groups' rebuild checks first
+    overflowed=_overflowed,
     # CROSS JOIN fixes the loop order: the few waiting demandes (partial index) first,
     # then their links; left to itself the planner scans every link.
     en_attente=("SELECT count(DISTINCT l.event_id) FROM bilan_demandes AS d "
