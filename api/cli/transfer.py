@@ -20,11 +20,13 @@ from rich.progress import (
 
 from miam_economies.api.cli.main import (
     _check_url,
+    _check_zone,
     _data,
     _print_json,
     _progress,
     _store_settings,
     data_option,
+    fuseau_option,
     main,
     refused,
 )
@@ -77,15 +79,19 @@ def export(data: Path, database_url: str | None, out: Path | None, conflits: boo
               type=click.IntRange(min=1), envvar="MIAM_ECONOMIES_MAX_BODY", show_envvar=True,
               help="The body limit of the server whose export this is, bytes: a line may "
                    "hold 8 times it (ADR-0135).")
+@fuseau_option
 def import_(data: Path, database_url: str | None, files: tuple[Path, ...], strict: bool,
-            as_json: bool, max_body: int) -> None:
+            as_json: bool, max_body: int, fuseau: str | None) -> None:
     """Ingest FILES of JSON lines (an exported economies.jsonl, or plain events) or batch
     documents {"evenements": [...]} (such as the contract's example), with the
     validation and dedup of POST /economies, 500 events a transaction, keeping each
     event's recu_le. Refused events are listed with their line number (or index in a
     document) and skipped; with --strict nothing is imported then. A second import of
     the same files stores nothing (every event is a doublon). Exit status 1 when an
-    event was refused."""
+    event was refused. A new data directory's bilan takes --fuseau's zone, as the
+    commands that read it next do (MIAM_ECONOMIES_TZ), not the machine's."""
+    if fuseau is not None:
+        _check_zone(fuseau)
     paths = list(files)
     size = sum(p.stat().st_size for p in paths)
     columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
@@ -101,7 +107,7 @@ def import_(data: Path, database_url: str | None, files: tuple[Path, ...], stric
                 raise click.ClickException(
                     f"{len(checked.refusees):,} line(s) refused: nothing imported (--strict)")
         task = bar.add_task("import", total=size)
-        settings = Settings(data=data, database_url=database_url)
+        settings = Settings(data=data, database_url=database_url, fuseau=fuseau)
         with refused(), open_services(settings, run_projections=False) as services:
             report = import_files(services.store, paths,
                                   progress=lambda n: bar.advance(task, n),

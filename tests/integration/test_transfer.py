@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -176,6 +177,22 @@ def test_import_reads_the_contracts_example_batch_document(tmp_path: Path) -> No
     assert "recus 0, doublons 2" in again.stdout
     bilan = json.loads(run("bilan", "--data", data, "--json").stdout)
     assert bilan["economies"]["claude-code"]["net"] == 2900
+
+
+def test_import_builds_in_the_zone_the_next_command_reads(tmp_path: Path) -> None:
+    # The independent audit of issue 30: import built a new bilan in the machine's zone,
+    # so the next command under MIAM_ECONOMIES_TZ rebuilt it ("moves to zone").
+    data = str(tmp_path / "data")
+    env = {**os.environ, "MIAM_ECONOMIES_TZ": "Pacific/Chatham"}
+    subprocess.run([str(SCRIPT), "import", "--data", data, str(EXAMPLES / "contract-batch.json")],
+                   capture_output=True, text=True, check=True, env=env, timeout=300)
+    read = subprocess.run([str(SCRIPT), "bilan", "--data", data, "--json"],
+                          capture_output=True, text=True, check=True, env=env, timeout=300)
+    assert "moves to zone" not in read.stderr
+    assert json.loads(read.stdout)["provenance"]["fuseau"] == "Pacific/Chatham"
+    bad = run("import", "--data", data, "--fuseau", "Mars/Olympus",
+              str(EXAMPLES / "contract-batch.json"), check=False)
+    assert bad.returncode == 2 and "--fuseau" in bad.stderr
 
 
 def test_a_documents_refused_events_are_reported_by_their_index(tmp_path: Path) -> None:
