@@ -10,8 +10,9 @@ the same key; the merge is associative, commutative and idempotent, so a fold th
 stored observations comes out the same whatever the order of lines, files and imports,
 and storing one observation twice changes nothing (ADR-0169).
 
-Token counts are Claude tokens (integers). Pure: no I/O, no clock; standard library and
-this package's pure ``domain`` only.
+Token counts are Claude tokens (integers). Pure: no I/O, no clock; it imports the
+standard library and other ``domain`` modules only, for the rules they state once (the
+cost rule, the storable text, instants, the canonical JSON).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ KeyKind: TypeAlias = Literal["message_id", "request_id", "uuid"]
 else ``requestId``, else the line's ``uuid`` (SPEC, "Merged, not summed")."""
 
 KEY_KINDS: tuple[KeyKind, ...] = ("message_id", "request_id", "uuid")
+"""Every ``KeyKind``, in the order a line's fields are tried."""
 
 COUNTERS = ("input_tokens", "output_tokens", "cache_read_input_tokens",
             "cache_creation_input_tokens")
@@ -173,15 +175,19 @@ def observation_id(observation: Observation) -> UUID:
     return uuid5(NAMESPACE_URL, f"/economies/releve/{PAYLOAD_VERSION}/{text}")
 
 
-def _text(payload: Mapping[str, Any], name: str, nullable: bool) -> str | None:
-    """The storable, non-empty text ``payload[name]`` (or None when ``nullable`` and
-    null). Raises ``ReleveError``."""
-    value = payload.get(name)
-    if value is None and nullable:
+def _optional_text(payload: Mapping[str, Any], name: str) -> str | None:
+    """The storable, non-empty text ``payload[name]``, or None for null. Raises
+    ``ReleveError``."""
+    if payload.get(name) is None:
         return None
+    return _text(payload, name)
+
+
+def _text(payload: Mapping[str, Any], name: str) -> str:
+    """The storable, non-empty text ``payload[name]``. Raises ``ReleveError``."""
+    value = payload.get(name)
     if not isinstance(value, str) or not value:
-        raise ReleveError(f"{name}: must be a non-empty string"
-                          + (" or null" if nullable else ""))
+        raise ReleveError(f"{name}: must be a non-empty string")
     fault = text_fault(value)
     if fault is not None:
         raise ReleveError(f"{name}: {fault}")
@@ -207,19 +213,18 @@ def from_payload(payload: Mapping[str, Any]) -> Observation:
         if type(value) is not int or not 0 <= value <= MAX_SAFE_INTEGER:
             raise ReleveError(f"usage.{name}: must be an integer from 0 to 2^53 - 1")
         counts[name] = value
-    timestamp = _text(payload, "timestamp", nullable=False)
-    if timestamp is None or utc_millis(timestamp) != timestamp:
+    timestamp = _text(payload, "timestamp")
+    if utc_millis(timestamp) != timestamp:
         raise ReleveError("timestamp: must be ISO 8601 UTC with milliseconds, "
                           "as 2026-10-30T09:12:04.512Z")
     sidechain = payload.get("is_sidechain")
     if not isinstance(sidechain, bool):
         raise ReleveError("is_sidechain: must be a boolean")
     return Observation(
-        key=ReplyKey(_text(payload, "session_id", False) or "", kind,
-                     _text(payload, "key", False) or ""),
-        usage=Usage(**counts), timestamp=timestamp,
-        model=_text(payload, "model", True), agent_id=_text(payload, "agent_id", True),
-        stop_reason=_text(payload, "stop_reason", True), is_sidechain=sidechain)
+        key=ReplyKey(_text(payload, "session_id"), kind, _text(payload, "key")),
+        usage=Usage(**counts), timestamp=timestamp, model=_optional_text(payload, "model"),
+        agent_id=_optional_text(payload, "agent_id"),
+        stop_reason=_optional_text(payload, "stop_reason"), is_sidechain=sidechain)
 
 
 def utc_millis(text: str) -> str | None:
