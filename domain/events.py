@@ -21,12 +21,15 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 import orjson
 from eventsourcing.domain import DomainEvent
 from eventsourcing.utils import get_topic, register_topic
+
+if TYPE_CHECKING:
+    from miam_economies.domain.releves import Observation
 
 SCHEMA = 1
 """The only schema version this service accepts (contract, "Modèle de données")."""
@@ -156,9 +159,9 @@ class Ecarte:
     raison: str
 
 
-Stored: TypeAlias = Received | Conflit | Ecarte
+Stored: TypeAlias = "Received | Conflit | Ecarte | Observation"
 """What one stored event is to a projection: a received event's typed value, a
-``Conflit``, or an ``Ecarte``."""
+``Conflit``, an ``Ecarte``, or a relevé's ``releves.Observation`` (ADR-0171)."""
 
 
 def from_payload(payload: Mapping[str, Any]) -> Received:

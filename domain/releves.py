@@ -44,6 +44,12 @@ them; each kept apart, never added to another at reading."""
 PAYLOAD_VERSION = 1
 """The version of ``as_payload``'s shape, part of every ``observation_id``."""
 
+RELEVE_NAMESPACE = uuid5(NAMESPACE_URL, "/economies/releve")
+"""The uuid5 namespace of the relevés' stable ids. Not ``NAMESPACE_URL``, under which the
+plugin's events' streams are named (``events.stream_id``: ``/economies/`` then any text
+the plugin sends), so that no id a plugin sends can name a relevé's stream: two uuid5
+names under two namespaces never hash the same text (ADR-0171)."""
+
 
 class ReleveError(MiamEconomiesError, ValueError):
     """A relevé value refused: a stored payload not of ``as_payload``'s shape, or two
@@ -164,15 +170,16 @@ def as_payload(observation: Observation) -> dict[str, Any]:
 
 
 def observation_id(observation: Observation) -> UUID:
-    """The stable id of ``observation``: uuid5 (URL namespace) of
-    ``/economies/releve/<PAYLOAD_VERSION>/`` and its payload's canonical JSON text
-    (``events.canonical``: sorted keys, no spaces). Derived from the key and everything
-    observed (counters, timestamp, model, agent, stop reason, sidechain flag), so the
-    same observation read again has the same id (a doublon) and any other observation
-    of the reply, a larger later one included, has another (ADR-0169). The text ids of
-    the plugin's events take another path (``events.stream_id``: ``/economies/<id>``)."""
+    """The stable id of ``observation``: uuid5, in ``RELEVE_NAMESPACE``, of
+    ``<PAYLOAD_VERSION>/`` and its payload's canonical JSON text (``events.canonical``:
+    sorted keys, no spaces). Derived from the key and everything observed (counters,
+    timestamp, model, agent, stop reason, sidechain flag), so the same observation read
+    again has the same id (a doublon) and any other observation of the reply, a larger
+    later one included, has another (ADR-0169). It is the relevé's stream id in the
+    store; the plugin's events' streams are in another namespace (``events.stream_id``;
+    ADR-0171), so neither can take the other's place."""
     text = canonical(as_payload(observation))
-    return uuid5(NAMESPACE_URL, f"/economies/releve/{PAYLOAD_VERSION}/{text}")
+    return uuid5(RELEVE_NAMESPACE, f"{PAYLOAD_VERSION}/{text}")
 
 
 def _optional_text(payload: Mapping[str, Any], name: str) -> str | None:

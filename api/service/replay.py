@@ -42,6 +42,7 @@ from miam_economies.domain.errors import MiamEconomiesError
 from miam_economies.domain.events import ConflitRecu
 from miam_economies.domain.formulas import FORMULES, Formule
 from miam_economies.domain.instants import iso_utc
+from miam_economies.domain.releves_events import ReleveRecu
 from miam_economies.domain.tarifs_fichier import FormuleEnregistree, lire
 from miam_economies.projections.delta import PageDelta
 from miam_economies.projections.projection import projection_name
@@ -275,8 +276,8 @@ def list_anomalies(settings: Settings) -> Iterator[dict[str, Any]]:
     the store only."""
     with closing(open_store(settings.database, read_only=True)) as store:
         for stored in stored_events(store):
-            if isinstance(stored, ConflitRecu):
-                continue
+            if isinstance(stored, ConflitRecu | ReleveRecu):
+                continue  # no plugin figures: a differing version, or Claude's own
             try:
                 evenement = stored.evenement()
             except (KeyError, TypeError, ValueError):

@@ -35,7 +35,7 @@ from eventsourcing.persistence import (
 )
 from eventsourcing.utils import Environment, EnvType
 
-from miam_economies.api.store.doublons import Conflicts, differing, keyed
+from miam_economies.api.store.doublons import Conflicts, differing, keyed, new_rows
 from miam_economies.api.store.mapper import EconomiesMapper, payload_text
 from miam_economies.api.store.recorders import EconomiesRecorder, Row
 from miam_economies.api.store.transcoder import OrjsonTranscoder
@@ -43,6 +43,7 @@ from miam_economies.domain.acceptance import Payload
 from miam_economies.domain.errors import MiamEconomiesError
 from miam_economies.domain.events import CONFLIT_TOPIC, TOPICS, EvenementRecu, Stored
 from miam_economies.domain.instants import iso_utc
+from miam_economies.domain.releves_events import RELEVE_TOPIC
 
 log = logging.getLogger(__name__)
 
@@ -218,6 +219,28 @@ class EventStore(Application[UUID]):
                 log.warning("event store unavailable: %s", exc)
             raise StoreUnavailable(str(exc)) from None
         raise StoreUnavailable(f"lost the race to other writers {SAVE_ATTEMPTS} times")
+
+    def append_releves(self, releves: Sequence[tuple[str, str, str | None]]) -> Appended:
+        """Store the new relevés of ``releves`` in one transaction, counting the rest as
+        doublons (ADR-0171). Each is ``(stream id hex, payload text, recu_le or None: the
+        clock's)``, as ``domain.releves_events`` and ``mapper.payload_text`` make them;
+        an id is of its whole content, so a doublon never differs. The store's uniqueness
+        arbitrates between writers (``doublons.new_rows``). Raises ``StoreUnavailable``:
+        then nothing of ``releves`` is stored."""
+        now = self._clock()
+        encode, recu_le = self.economies_mapper.state_encoder(now), iso_utc(now)
+        rows: dict[str, Row] = {}
+        for sid, payload, at in releves:  # in order; the first of an id kept
+            rows.setdefault(sid, (sid, RELEVE_TOPIC, encode(payload, at or recu_le, None)))
+        with self._append_lock:
+            try:
+                stored = new_rows(self.economies_recorder, list(rows.values()), SAVE_ATTEMPTS)
+            except (PersistenceError, ConnectionPoolClosedError) as exc:
+                log.warning("event store unavailable: %s", exc)
+                raise StoreUnavailable(str(exc)) from None
+        if stored:
+            self._notify_listeners()
+        return Appended(stored, len(releves) - stored)
 
     def _new_rows(self, evenements: Sequence[tuple[str, Payload]],
                   stamps: dict[int, str]) -> list[Row]:

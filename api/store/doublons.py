@@ -8,7 +8,10 @@ import json
 from collections.abc import Callable, Sequence
 from uuid import UUID
 
+from eventsourcing.persistence import IntegrityError
+
 from miam_economies.api.store.mapper import payload_text
+from miam_economies.api.store.recorders import EconomiesRecorder, Row
 from miam_economies.domain.acceptance import Payload
 from miam_economies.domain.events import canonical, conflict_stream_id, stream_hex
 
@@ -69,3 +72,25 @@ def differing(first_seen: dict[str, Payload], stored: dict[str, bytes],
         if text != kept[sid][0]:
             conflicts.setdefault(conflict_stream_id(ev["id"], text), []).append((ev, client))
     return conflicts
+
+
+def new_rows(recorder: EconomiesRecorder, rows: Sequence[Row], attempts: int) -> int:
+    """Insert those of ``rows`` (each version 1 of its stream, ids distinct) whose stream
+    is not stored yet, in one transaction; return how many. When another writer stores
+    one of them between the check and the insert, the insert rolls back whole and the
+    rows are checked again, ``attempts`` times at most. The append of relevés
+    (``EventStore.append_releves``), whose doublons never differ. Raises the recorder's
+    ``PersistenceError`` (its ``IntegrityError`` after the last attempt)."""
+    for attempt in range(attempts):
+        stored = recorder.stored_streams([UUID(hex=sid) for sid, _, _ in rows])
+        new = [row for row in rows if UUID(hex=row[0]) not in stored]
+        if not new:
+            return 0
+        try:
+            recorder.insert_rows(new, None)
+        except IntegrityError:
+            if attempt == attempts - 1:
+                raise
+            continue
+        return len(new)
+    return 0

@@ -32,8 +32,13 @@ from miam_economies.domain.events import (
     decode_payload,
     from_payload,
 )
+from miam_economies.domain.releves import ReleveError
+from miam_economies.domain.releves_events import ReleveRecu, releve_of
 from miam_economies.domain.storable_text import stored_fault, text_fault
 from miam_economies.domain.strict_json import dumps_text
+
+_RECEIVED, _CONFLICT, _RELEVE = 0, 1, 2
+"""What a topic's stored events are to ``EconomiesMapper.values``."""
 
 
 def payload_text(payload: Any) -> str:
@@ -59,7 +64,7 @@ class EconomiesMapper(Mapper[UUID]):
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
-        self._conflict_topics: dict[str, bool] = {}
+        self._topic_kinds: dict[str, int] = {}
 
     def values(self, rows: Iterable[tuple[int, str, bytes]]) -> list[Stored]:
         """The typed value of each stored event of ``rows`` (``(notification_id, topic,
@@ -68,7 +73,8 @@ class EconomiesMapper(Mapper[UUID]):
         timestamp and ``recu_le`` are not decoded). Deciphered and decompressed as
         configured.
 
-        A payload that is no event the fold can take gives an ``Ecarte`` (its
+        A relevé (``ReleveRecu``) gives its ``releves.Observation`` (ADR-0171). A
+        payload that is no event the fold can take gives an ``Ecarte`` (its
         notification id, and why: ``storable_text.stored_fault``, or what its decoding
         raised; ADR-0135). Raises ``MapperDeserialisationError`` for a state that is not
         the stored format, ``TopicError`` for an unknown topic, ``TypeError`` for a topic
@@ -77,7 +83,7 @@ class EconomiesMapper(Mapper[UUID]):
         decipher = self.cipher.decrypt if self.cipher else None
         decompress = self.compressor.decompress if self.compressor else None
         loads = orjson.loads
-        conflicts = self._conflict_topics
+        kinds = self._topic_kinds
         out: list[Stored] = []
         append = out.append
         for notification_id, topic, state in rows:
@@ -90,14 +96,12 @@ class EconomiesMapper(Mapper[UUID]):
             except Exception as exc:
                 raise MapperDeserialisationError(
                     f"stored event {notification_id} ({topic}): {exc}") from exc
-            conflict = conflicts.get(topic)
-            if conflict is None:
-                conflict = conflicts[topic] = self._is_conflict(topic)
-            if conflict:  # counted under the kept version's client, which must be keepable
-                client = stored.get("client")
-                why = text_fault(client) if isinstance(client, str) else "must be a string"
-                append(Conflit(client) if why is None
-                       else Ecarte(notification_id, f"a conflict's client {why}"))
+            kind = kinds.get(topic)
+            if kind is None:
+                kind = kinds[topic] = self._kind(topic)
+            if kind:  # a conflict or a relevé; a plugin's event (0) goes on below
+                append(self._conflict(notification_id, stored) if kind == _CONFLICT
+                       else self._releve(notification_id, stored))
                 continue
             # The stored format read, its payload may still be no event the fold can
             # take: set aside, never a stop (ADR-0135). A state that does not decode at
@@ -111,11 +115,33 @@ class EconomiesMapper(Mapper[UUID]):
         return out
 
     @staticmethod
-    def _is_conflict(topic: str) -> bool:
+    def _kind(topic: str) -> int:
+        """What the stored events of ``topic`` are: ``_RECEIVED`` (the plugin's),
+        ``_CONFLICT`` or ``_RELEVE``. Raises ``TopicError``, or ``TypeError`` for a
+        topic that is not a received event's."""
         cls = resolve_topic(topic)
         if not (isinstance(cls, type) and issubclass(cls, EvenementRecu)):
             raise TypeError(f"{topic} is not a received event's topic")
-        return issubclass(cls, ConflitRecu)
+        return (_CONFLICT if issubclass(cls, ConflitRecu)
+                else _RELEVE if issubclass(cls, ReleveRecu) else _RECEIVED)
+
+    @staticmethod
+    def _conflict(notification_id: int, stored: dict[str, Any]) -> Stored:
+        # Counted under the kept version's client, which must be keepable.
+        client = stored.get("client")
+        if not isinstance(client, str):
+            return Ecarte(notification_id, "a conflict's client must be a string")
+        why = text_fault(client)
+        return (Conflit(client) if why is None
+                else Ecarte(notification_id, f"a conflict's client {why}"))
+
+    @staticmethod
+    def _releve(notification_id: int, stored: dict[str, Any]) -> Stored:
+        # A relevé whose payload is none (written by hand into a store) is set aside.
+        try:
+            return releve_of(decode_payload(stored["payload"]))
+        except (ReleveError, ValueError, KeyError, TypeError) as exc:
+            return Ecarte(notification_id, f"not a relevé ({exc})"[:300])
 
     def received(self, stream: UUID, topic: str, payload: str, recu_le: str,
                  timestamp: datetime, client: str | None = None) -> StoredEvent:
