@@ -14,6 +14,8 @@ The names a host app (MIAM) uses, importable from here (SPEC, "Installed as a li
   routes behave;
 * ``economies_section(data, par=...)`` and ``net_du_jour(client, data)``: the bilan from
   Python, without a server; ``read_bilan(data)`` for the whole snapshot;
+* ``import_releves(paths, data=...)``: Claude Code's transcripts into the store as
+  relevés (its own record of each reply), as ``miam-economies releves`` does (ADR-0173);
 * ``read_classement(data, par="preset", selon=..., apparier=...)``: which preset is
   ahead, and how sure that is; it raises ``ClassementError`` (a ``ValueError``) for
   parameters the SPEC refuses (a ``par`` or ``apparier`` a model chose, say);
@@ -47,14 +49,16 @@ if TYPE_CHECKING:
         read_bilan,
         read_classement,
     )
+    from miam_economies.api.service.releves import import_releves
     from miam_economies.api.service.settings import Settings
     from miam_economies.domain.classement import ClassementError
     from miam_economies.domain.errors import MiamEconomiesError
     from miam_economies.domain.known_names import NotUnderstood
 
 __all__ = ["BearerAuth", "ClassementError", "EmbeddingRefused", "MiamEconomiesError",
-           "NotUnderstood", "Settings", "economies_routes", "economies_section", "net_du_jour",
-           "open_economies", "read_bilan", "read_classement"]
+           "NotUnderstood", "Settings", "economies_routes", "economies_section",
+           "import_releves", "net_du_jour", "open_economies", "read_bilan",
+           "read_classement"]
 
 _HOMES = {
     "BearerAuth": "miam_economies.api.http.auth",
@@ -68,6 +72,7 @@ _HOMES = {
     "net_du_jour": "miam_economies.api.service.reading",
     "read_bilan": "miam_economies.api.service.reading",
     "read_classement": "miam_economies.api.service.reading",
+    "import_releves": "miam_economies.api.service.releves",
     "Settings": "miam_economies.api.service.settings",
 }
 

@@ -27,6 +27,7 @@ from miam_economies.domain.events import (
     Stored,
 )
 from miam_economies.domain.formulas import Formule
+from miam_economies.domain.releves import Observation, ReplyKey, merge
 
 
 class DelegationVue(NamedTuple):
@@ -101,8 +102,10 @@ class PageDelta:
     by day are their sums; ADR-0133) are ``Figures``, ``modeles[(client, modele, jour)]``
     ``FiguresModele``, ``demandes[(client, demande_id)]`` ``DemandeDelta``,
     ``anomalies[(client, kind)]`` and ``conflits[client]`` counts; ``ecartes``: the
-    events set aside (ADR-0135), in no other table; ``evenements``: events folded (the
-    set-aside ones apart). ``jours_of``: the day of a date in ``zone``
+    events set aside (ADR-0135), in no other table; ``releves``: the page's relevés
+    merged by reply key (``releves.merge``), in no other table, and ``releves_lus``: how
+    many relevé events the page holds (ADR-0172); ``evenements``: events folded (the
+    set-aside ones apart, the relevés in). ``jours_of``: the day of a date in ``zone``
     (``domain.bilan.Jours``; a fold passes its own so the memo outlives the page).
     """
 
@@ -121,6 +124,8 @@ class PageDelta:
         default_factory=lambda: defaultdict(int))
     conflits: defaultdict[str, int] = field(default_factory=lambda: defaultdict(int))
     ecartes: list[Ecarte] = field(default_factory=list)
+    releves: dict[ReplyKey, Observation] = field(default_factory=dict)
+    releves_lus: int = 0
     evenements: int = 0
     jours_of: Jours | None = field(default=None, compare=False, repr=False)
 
@@ -136,9 +141,9 @@ class PageDelta:
 
     def add_all(self, values: Iterable[Stored]) -> None:
         """Fold stored events' values (``EventSource.read``): a ``Conflit`` counts under
-        ``conflits``; an ``Ecarte`` goes to ``ecartes``; a ``Delegation``, ``Pilotage`` or
-        ``Correction`` is folded into every table. Raises ``TypeError`` for any other
-        value."""
+        ``conflits``; an ``Ecarte`` goes to ``ecartes``; a relevé's ``Observation`` is
+        merged into ``releves``; a ``Delegation``, ``Pilotage`` or ``Correction`` is
+        folded into every other table. Raises ``TypeError`` for any other value."""
         # Which method folds a value of each type: one dict look-up per event (a chain of
         # isinstance tests, or singledispatch, costs more at this rate: ADR-0062). Bound
         # here, not kept on self: a delta referring to itself would wait for the cyclic
@@ -146,7 +151,7 @@ class PageDelta:
         fold: dict[type, Callable[[Any], None]] = {
             Delegation: self._delegation, Pilotage: self._pilotage,
             Correction: self._correction, Conflit: self._conflit,
-            Ecarte: self.ecartes.append}
+            Ecarte: self.ecartes.append, Observation: self._releve}
         for value in values:
             method = fold.get(type(value))
             if method is None:
@@ -159,6 +164,14 @@ class PageDelta:
         # "Wire contract").
         self.clients[conflit.client].evenements += 1
         self.conflits[conflit.client] += 1
+        self.evenements += 1
+
+    def _releve(self, releve: Observation) -> None:
+        # A relevé: merged with the page's other observations of its reply (a join:
+        # any order gives one result), then with the view's row (ADR-0172).
+        kept = self.releves.get(releve.key)
+        self.releves[releve.key] = releve if kept is None else merge(kept, releve)
+        self.releves_lus += 1
         self.evenements += 1
 
     # The three folds below each count the event in its client's and its day's figures

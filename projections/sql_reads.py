@@ -121,7 +121,10 @@ class SqlReader:
                  depuis: str | None = None, jusqu_au: str | None = None,
                  puis: str | None = None) -> BilanSnapshot:
         """See ``BilanView.snapshot``."""
-        position, identite = self.source(c, name)
+        position = self.position(c, name)
+        c.execute("SELECT identite, releves FROM bilan_sources WHERE projection = ?",
+                  (name,))
+        identite, releves = c.fetchone() or (None, 0)
         c.execute("SELECT evenements, fuseau, journal FROM bilan_state "
                   "WHERE projection = ?", (name,))
         evenements, fuseau, _ = c.fetchone() or (0, None, None)
@@ -142,7 +145,7 @@ class SqlReader:
                                                          jusqu_au, clients)
         return BilanSnapshot(formule, position, evenements, clients, en_attente, fuseau,
                              par, groupes, anomalies, conflits, identite, puis,
-                             self.ecartes(c, name))
+                             self.ecartes(c, name), int(releves))
 
     @staticmethod
     def _groupes(c: Cursor, name: str, par: str, puis: str | None, depuis: str | None,

@@ -22,7 +22,8 @@ below it: SQLite keeps such a sum as decimal text (ADR-0051)."""
 TABLES = ("bilan_clients", "bilan_state", "bilan_jours", "bilan_modeles", "bilan_demandes",
           "bilan_demandes_jours", "bilan_outils", "bilan_liens", "bilan_groupes",
           "bilan_groupes_jours", "bilan_echantillons", "bilan_echantillons_jours",
-          "bilan_sessions", "bilan_anomalies", "bilan_sources", "bilan_ecartes")
+          "bilan_sessions", "bilan_anomalies", "bilan_sources", "bilan_ecartes",
+          "bilan_releves")
 """The tables keyed by projection."""
 JOURNAL_TABLES = ("journal_valeurs", "journal_demandes", "journal_suivi")
 """The tables keyed by journal file."""
@@ -72,9 +73,10 @@ def view_tables(text: str, integer: str, tokens: str, boolean: str,
         # written with it (NULL: not known, as after a page of one event): a store
         # replaced by another one gives another identity there (ADR-0105). avance_le:
         # when a page last moved it (ms since the epoch), so a fold that stopped shows
-        # to every process that reads the view (ADR-0136).
+        # to every process that reads the view (ADR-0136). releves: the relevé events
+        # folded, counted in the conservation's comptes (ADR-0172).
         f"CREATE TABLE IF NOT EXISTS bilan_sources (projection {t} PRIMARY KEY, "
-        f"identite {t}, avance_le {i}){w}",
+        f"identite {t}, avance_le {i}, releves {i} NOT NULL DEFAULT 0){w}",
         # The stored events each projection set aside: their position and why (our
         # words), folded into no figure, counted by the conservation (ADR-0135).
         f"CREATE TABLE IF NOT EXISTS bilan_ecartes (projection {t}, position {i}, "
@@ -158,6 +160,17 @@ def view_tables(text: str, integer: str, tokens: str, boolean: str,
         f"valeur {t}, client {t}, session {t}, jour {t}, demandes {i} NOT NULL, "
         f"evites {n} NOT NULL, pilotage {n} NOT NULL, corrections {n} NOT NULL, "
         f"PRIMARY KEY (projection, champ, valeur, client, session, jour)){w}",
+        # Claude Code's replies: one row per reply key (session_id, key_kind,
+        # key_value), the join of every relevé folded of it: each counter at its
+        # largest, the earliest horodatage, the smallest non-null model, agent_id and
+        # stop_reason, is_sidechain if any says so (releves.merge; ADR-0172). Counters
+        # are a reply's, not sums: 64-bit integers.
+        f"CREATE TABLE IF NOT EXISTS bilan_releves (projection {t}, session_id {t}, "
+        f"key_kind {t}, key_value {t}, input_tokens {i} NOT NULL, "
+        f"output_tokens {i} NOT NULL, cache_read_input_tokens {i} NOT NULL, "
+        f"cache_creation_input_tokens {i} NOT NULL, horodatage {t} NOT NULL, "
+        f"model {t}, agent_id {t}, stop_reason {t}, is_sidechain {b} NOT NULL, "
+        f"PRIMARY KEY (projection, session_id, key_kind, key_value)){w}",
         # Per journal file (chemin): its first line per demande, the scalar values
         # of those lines, and how far it was read (fichier: device:inode; empreinte:
         # a digest of the bytes read, to tell a file truncated and refilled in place).

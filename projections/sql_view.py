@@ -1,11 +1,11 @@
 """``BilanView`` in SQL, shared by the SQLite and PostgreSQL views (ADR-0004, ADR-0031),
 composed of parts (ADR-0120): a dialect (``sql_dialect``: what differs between the
 backends' SQL), the table writers a page's fold calls in turn (``sql_figures``,
-``sql_demandes``, ``sql_groups`` with ``sql_samples`` and ``sql_sessions``;
-``sql_journal`` for the journal's lines), and a reader (``sql_reads``). This class opens
-the transactions, moves the tracking position, and controls the projections (settings,
-activation, reset); a backend gives its dialect, its transactions and its tables' DDL
-(``sql_schema``).
+``sql_demandes``, ``sql_groups`` with ``sql_samples`` and ``sql_sessions``,
+``sql_releves`` for Claude Code's replies; ``sql_journal`` for the journal's lines),
+and a reader (``sql_reads``). This class opens the transactions, moves the tracking
+position, and controls the projections (settings, activation, reset); a backend gives its
+dialect, its transactions and its tables' DDL (``sql_schema``).
 
 Writes start with the tracking (or journal offset) row: it is the arbiter between
 runners (ADR-0007), and on SQLite it takes the write lock before any read, so a
@@ -23,6 +23,7 @@ from typing import Any
 
 from eventsourcing.persistence import IntegrityError, Tracking
 
+from miam_economies.domain.releves import Observation
 from miam_economies.domain.tarifs_fichier import FormuleEnregistree
 from miam_economies.projections import sql_formules
 from miam_economies.projections.delta import PageDelta
@@ -32,6 +33,7 @@ from miam_economies.projections.sql_figures import FiguresWriter
 from miam_economies.projections.sql_groups import GroupsWriter
 from miam_economies.projections.sql_journal import JournalWriter
 from miam_economies.projections.sql_reads import SqlReader
+from miam_economies.projections.sql_releves import RelevesWriter
 from miam_economies.projections.sql_samples import SamplesWriter
 from miam_economies.projections.sql_schema import TABLES, Cursor
 from miam_economies.projections.view import (
@@ -115,10 +117,13 @@ class SqlBilanView(BilanView):
         name = tracking.application_name
         with self._write() as c:
             self._advance(c, tracking, previous)
-            c.execute("INSERT INTO bilan_sources VALUES (?, ?, ?) ON CONFLICT (projection) "
+            c.execute("INSERT INTO bilan_sources (projection, identite, avance_le) "
+                      "VALUES (?, ?, ?) ON CONFLICT (projection) "
                       "DO UPDATE SET identite = excluded.identite, "
                       "avance_le = excluded.avance_le",
                       (name, identite, int(time.time() * 1000)))
+            if delta.releves_lus:  # a page of the plugin's events alone pays nothing
+                RelevesWriter.fold(c, name, delta)
             if delta.ecartes:  # set aside: in no figure, counted apart (ADR-0135)
                 c.executemany("INSERT INTO bilan_ecartes VALUES (?, ?, ?) "
                               "ON CONFLICT DO NOTHING",
@@ -263,6 +268,11 @@ class SqlBilanView(BilanView):
         """See ``BilanView.demande``: one read transaction."""
         with self._read() as c:
             return self.reader.demande(c, name, demande_id)
+
+    def releves(self, name: str, session_id: str | None = None) -> list[Observation]:
+        """See ``BilanView.releves`` (``RelevesWriter.replies``): one read transaction."""
+        with self._read() as c:
+            return RelevesWriter.replies(c, name, session_id)
 
     def samples(self, name: str, par: str, apparier: str | None = None,
                 depuis: str | None = None, jusqu_au: str | None = None) -> Samples:

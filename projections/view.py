@@ -18,6 +18,7 @@ from eventsourcing.persistence import Tracking, TrackingRecorder
 
 from miam_economies.domain.bilan import Figures, FiguresModele
 from miam_economies.domain.errors import MiamEconomiesError
+from miam_economies.domain.releves import Observation
 from miam_economies.domain.tarifs_fichier import FormuleEnregistree
 from miam_economies.projections.delta import DelegationVue, PageDelta
 
@@ -98,7 +99,9 @@ class BilanSnapshot:
     second dimension); ``anomalies`` (client -> kind ->
     events) and ``conflits`` (client -> differing re-sent versions); ``identite``: the
     identity of the store's event at ``position`` recorded with it (ADR-0105);
-    ``ecartes``: stored events up to ``position`` set aside, in no figure (ADR-0135).
+    ``ecartes``: stored events up to ``position`` set aside, in no figure (ADR-0135);
+    ``releves``: relevé events folded up to ``position``, into the replies, in no figure
+    (counted in ``evenements`` and in the conservation's ``comptes``: ADR-0172).
     """
 
     formule: str
@@ -114,6 +117,7 @@ class BilanSnapshot:
     identite: str | None = None
     puis: str | None = None
     ecartes: int = 0
+    releves: int = 0
 
 
 @dataclass(frozen=True)
@@ -259,6 +263,12 @@ class BilanView(TrackingRecorder, ABC):
     def demande(self, name: str, demande_id: str) -> list[DemandeLue]:
         """One entry per client that has events for ``demande_id`` (normally one; none
         for an id never seen), by client name."""
+
+    @abstractmethod
+    def releves(self, name: str, session_id: str | None = None) -> list[Observation]:
+        """Projection ``name``'s replies from the relevés folded (of ``session_id`` only,
+        when given), each the join of its relevés (``domain.releves.merge``), by key
+        (session, key kind, key value, in code-point order), in one read (ADR-0172)."""
 
     @abstractmethod
     def samples(self, name: str, par: str, apparier: str | None = None,

@@ -14,7 +14,14 @@ import sys
 from miam_economies.api.extras import MissingExtra
 
 try:
-    from miam_economies.api.cli import history, ranking, reading, serve, transfer  # noqa: F401
+    from miam_economies.api.cli import (  # noqa: F401
+        history,
+        ranking,
+        reading,
+        releves,
+        serve,
+        transfer,
+    )
     from miam_economies.api.cli.main import main
 except ModuleNotFoundError as exc:
     _missing = MissingExtra.of(exc, "cli", "the miam-economies command")

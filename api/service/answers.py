@@ -85,7 +85,9 @@ def bilan_answer(lu: BilanLu) -> dict[str, Any]:
     when a wait expired (ADR-0104). ``conservation``: ``stockes`` (events stored up to the
     position, counted by the store, so a page folded twice shows as ``comptes`` >
     ``stockes``; ``stockes`` = ``comptes`` + ``ecartes``, the events set aside:
-    ADR-0135), ``comptes``, ``en_attente``, ``ecartes`` and ``meme_source`` (ADR-0105).
+    ADR-0135), ``comptes`` (the events folded: the plugin's into the figures, the
+    relevés into the replies, ADR-0172), ``en_attente``, ``ecartes`` and
+    ``meme_source`` (ADR-0105).
     No events gives an empty ``economies`` and zero totals.
     """
     snapshot, prix, journal = lu.snapshot, lu.prix, lu.journal
@@ -112,7 +114,7 @@ def bilan_answer(lu: BilanLu) -> dict[str, Any]:
         },
         "conservation": {
             "stockes": lu.stockes,
-            "comptes": sum(f.evenements for f in clients.values()),
+            "comptes": sum(f.evenements for f in clients.values()) + snapshot.releves,
             "en_attente": snapshot.en_attente,
             "ecartes": snapshot.ecartes,
             "meme_source": lu.meme_source,

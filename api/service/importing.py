@@ -3,7 +3,8 @@ JSON lines of events) and batch documents ``{"evenements": [...]}``, such as the
 contract's example, pretty-printed or not (SPEC, "import").
 
 Every event goes through the same strict JSON, the same validation and the same dedup as
-``POST /economies``, in batches of ``MAX_BATCH``, keeping each event's ``recu_le`` when it
+``POST /economies`` (an exported relevé, which the POST refuses, through its own:
+ADR-0171), in batches of ``MAX_BATCH``, keeping each event's ``recu_le`` when it
 has one (ADR-0022). A refused event is reported by its line number, or by its index in a
 document's ``evenements``, and skipped.
 """
@@ -19,8 +20,16 @@ from typing import Any
 from miam_economies.api.service.export import RECU_LE
 from miam_economies.api.service.settings import DEFAULT_MAX_BODY
 from miam_economies.api.store.application import EventStore
+from miam_economies.api.store.mapper import payload_text
 from miam_economies.domain.acceptance import Payload
 from miam_economies.domain.instants import iso_utc, parse_instant
+from miam_economies.domain.releves import Observation, ReleveError
+from miam_economies.domain.releves_events import (
+    RELEVE_TYPE,
+    releve_of,
+    releve_payload,
+    releve_stream_hex,
+)
 from miam_economies.domain.schema import MAX_BATCH
 from miam_economies.domain.strict_json import NotStrictJson, loads_strict
 from miam_economies.domain.validation import instant_fault, validate_event
@@ -40,6 +49,10 @@ MAX_DOCUMENT = 64 * 1024 * 1024
 
 Progress = Callable[[int], None]
 """Called with the bytes read since the last call."""
+
+Accepted = tuple[Payload | Observation, str | None]
+"""An accepted line: the event (or an exported relevé's observation), and its
+``recu_le`` in the store's form, or None."""
 
 
 @dataclass(frozen=True)
@@ -83,8 +96,7 @@ class ImportReport:
                               "erreurs": list(r.erreurs)} for r in self.refusees]}
 
 
-def parse_line(raw: bytes, max_line: int = MAX_LINE
-               ) -> tuple[Payload, str | None] | list[str]:
+def parse_line(raw: bytes, max_line: int = MAX_LINE) -> Accepted | list[str]:
     """One line of an import file: ``(event, recu_le or None)``, or the list of reasons it
     is refused (``checked_event``, after ``loads_strict``); past ``max_line`` bytes it is
     refused unread."""
@@ -99,15 +111,24 @@ def parse_line(raw: bytes, max_line: int = MAX_LINE
     return checked_event(event)
 
 
-def checked_event(event: dict[str, Any]) -> tuple[Payload, str | None] | list[str]:
+def checked_event(event: dict[str, Any]) -> Accepted | list[str]:
     """One decoded event of an import: ``(event, recu_le or None)``, or the list of
     reasons it is refused. It goes through ``validate_event`` as one event of a
-    ``POST /economies`` batch does; ``recu_le``, when present, must be an ISO 8601
+    ``POST /economies`` batch does, unless its ``type`` is ``releve``: an exported
+    relevé, given back as its ``Observation`` (``releves_events.releve_of``, ADR-0171);
+    the POST refuses that type. ``recu_le``, when present, must be an ISO 8601
     date-time with an offset (the ``date`` rule); it is taken out of the event and given
     back in ``toISOString()`` form (UTC, milliseconds), the form the store keeps."""
     given = RECU_LE in event
     recu_le = event.pop(RECU_LE, None)
-    problems = [f"{f.champ}: {f.message}" for f in validate_event(0, event)]
+    releve: Observation | None = None
+    if event.get("type") == RELEVE_TYPE:
+        try:
+            releve, problems = releve_of(event), []
+        except ReleveError as exc:
+            problems = [str(exc)]
+    else:
+        problems = [f"{f.champ}: {f.message}" for f in validate_event(0, event)]
     if given:
         problem = instant_fault(recu_le)  # the events' date rule
         if problem is not None:
@@ -115,7 +136,8 @@ def checked_event(event: dict[str, Any]) -> tuple[Payload, str | None] | list[st
     if problems:
         return problems
     # Kept in the store's one form (toISOString); an exported line's is already in it.
-    return event, None if not given else iso_utc(parse_instant(recu_le))
+    return (event if releve is None else releve,
+            None if not given else iso_utc(parse_instant(recu_le)))
 
 
 def _document(path: Path, max_line: int) -> Any:
@@ -143,7 +165,7 @@ def _document(path: Path, max_line: int) -> Any:
 
 def _document_events(path: Path, document: dict[str, Any], report: ImportReport,
                      progress: Progress | None
-                     ) -> Iterator[tuple[Payload, str | None]]:
+                     ) -> Iterator[Accepted]:
     """The accepted events of a batch ``document`` read from ``path``, in order; the
     refused ones listed in ``report`` by their index. Other top-level keys are ignored,
     as ``POST /economies`` ignores them."""
@@ -200,7 +222,7 @@ def check_files(paths: Sequence[Path], progress: Progress | None = None, *,
 
 
 def _accepted(paths: Sequence[Path], report: ImportReport, progress: Progress | None,
-              max_line: int) -> Iterator[tuple[Payload, str | None]]:
+              max_line: int) -> Iterator[Accepted]:
     """The accepted events of ``paths`` as (event, recu_le), in file order; every event
     is counted in ``report`` and every refused one listed there with its line number or
     its index in a document."""
@@ -227,6 +249,8 @@ def import_files(store: EventStore, paths: Sequence[Path], *,
     ``batch_size`` events per ``store.append`` (one transaction each), each with its
     ``recu_le`` when it has one (else the store's clock).
 
+    An exported relevé's line (``type`` ``releve``) is stored as a relevé, as
+    ``EventStore.append_releves`` does (ADR-0171), and counted with the rest.
     Refused events are skipped and listed with their line number (or index); the rest is
     stored with the dedup of ``POST /economies`` (ADR-0003), so importing the same files
     again stores nothing and counts every event as a doublon. ``progress(n)``: bytes
@@ -240,25 +264,30 @@ def import_files(store: EventStore, paths: Sequence[Path], *,
     report = ImportReport()
     batch: list[Payload] = []
     times: list[str | None] = []
+    releves: list[tuple[str, str, str | None]] = []
 
     def flush() -> None:
-        if not batch:
-            return
         stamps = None
         if any(t is not None for t in times):  # else the store's clock stamps them all
             now = iso_utc(datetime.now(UTC))
             stamps = [t or now for t in times]
-        appended = store.append(batch, recus_le=stamps)
-        report.recus += appended.recus
-        report.doublons += appended.doublons
-        report.conflits += appended.conflits
+        for appended in ([store.append(batch, recus_le=stamps)] if batch else []) + (
+                [store.append_releves(releves)] if releves else []):
+            report.recus += appended.recus
+            report.doublons += appended.doublons
+            report.conflits += appended.conflits
         batch.clear()
         times.clear()
+        releves.clear()
 
     for event, recu_le in _accepted(paths, report, progress, LINE_PER_BODY * max_body):
-        batch.append(event)
-        times.append(recu_le)
-        if len(batch) == batch_size:
+        if isinstance(event, Observation):  # an exported relevé (ADR-0171)
+            releves.append((releve_stream_hex(event), payload_text(releve_payload(event)),
+                            recu_le))
+        else:
+            batch.append(event)
+            times.append(recu_le)
+        if len(batch) == batch_size or len(releves) == batch_size:
             flush()
     flush()
     return report
