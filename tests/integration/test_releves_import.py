@@ -8,6 +8,7 @@ bilan's conservation counts the relevés. Real SQLite files and the real Postgre
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -149,3 +150,21 @@ def test_without_path_the_claude_folders_are_read(tmp_path: Path) -> None:
                        env={**home, "CLAUDE_CONFIG_DIR": f" {tmp_path / 'x'}, {config}"})
     assert counts_of(read) == {**hand_counts("repeated_lines"), "nouvelles": 0,
                                "doublons": 3}
+
+
+def test_the_embedding_pages_import_runs_as_printed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    page = Path(__file__).parents[2] / "docs" / "embedding.md"
+    (block,) = [code for code in re.findall(r"```python\n(.*?)```",
+                                            page.read_text(encoding="utf-8"), re.S)
+                if "import_releves" in code]
+    shutil.copytree(FIXTURES / "placeholder", tmp_path / "home" / ".claude" / "projects")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)  # logs/mcp under the working directory, as MIAM's
+    names: dict[str, object] = {}
+    exec(compile(block, str(page), "exec"), names)  # the page's own code, as printed
+    assert names["counts"] == {**hand_counts("placeholder"), "nouvelles": 0,
+                               "doublons": 2}
+    assert names["skipped"] == []
+    assert len(replies_of(Settings(data=tmp_path / "logs" / "mcp"))) == 2
