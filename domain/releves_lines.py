@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from miam_economies.domain.errors import MiamEconomiesError
 from miam_economies.domain.events import Usage
 from miam_economies.domain.releves import COUNTERS, KeyKind, Observation, ReplyKey, utc_millis
 from miam_economies.domain.schema import MAX_SAFE_INTEGER
@@ -52,8 +53,9 @@ not storable: ``domain.storable_text``), a ``timestamp`` that is not an ISO 8601
 with an offset, an ``isSidechain`` that is not a boolean."""
 
 
-class _BadField(Exception):
-    """Raised by ``_text`` inside ``parse_line``, which turns it into ``BAD_FIELD``."""
+class _BadField(MiamEconomiesError):
+    """Raised by ``_text`` inside ``parse_line``, which turns it into ``BAD_FIELD``
+    (never out of it; of our root all the same, as every exception of ours: ADR-0123)."""
 
 
 def surely_not_a_reply(line: str | bytes) -> bool:
