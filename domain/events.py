@@ -161,7 +161,7 @@ class Ecarte:
 
 Stored: TypeAlias = "Received | Conflit | Ecarte | Observation"
 """What one stored event is to a projection: a received event's typed value, a
-``Conflit``, an ``Ecarte``, or a relevé's ``releves.Observation`` (ADR-0171)."""
+``Conflit``, an ``Ecarte``, or a relevé's ``releves.Observation`` (ADR-0172)."""
 
 
 def from_payload(payload: Mapping[str, Any]) -> Received:

@@ -48,7 +48,7 @@ RELEVE_NAMESPACE = uuid5(NAMESPACE_URL, "/economies/releve")
 """The uuid5 namespace of the relevés' stable ids. Not ``NAMESPACE_URL``, under which the
 plugin's events' streams are named (``events.stream_id``: ``/economies/`` then any text
 the plugin sends), so that no id a plugin sends can name a relevé's stream: two uuid5
-names under two namespaces never hash the same text (ADR-0171)."""
+names under two namespaces never hash the same text (ADR-0172)."""
 
 
 class ReleveError(MiamEconomiesError, ValueError):
@@ -177,7 +177,7 @@ def observation_id(observation: Observation) -> UUID:
     again has the same id (a doublon) and any other observation of the reply, a larger
     later one included, has another (ADR-0169). It is the relevé's stream id in the
     store; the plugin's events' streams are in another namespace (``events.stream_id``;
-    ADR-0171), so neither can take the other's place."""
+    ADR-0172), so neither can take the other's place."""
     text = canonical(as_payload(observation))
     return uuid5(RELEVE_NAMESPACE, f"{PAYLOAD_VERSION}/{text}")
 

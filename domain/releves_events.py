@@ -1,5 +1,5 @@
 """A relevé as a stored event: an observation of a reply, kept in the event store beside
-the plugin's events and in no way one of them (pure; ADR-0171).
+the plugin's events and in no way one of them (pure; ADR-0172).
 
 The store keeps every event as the library's mapper keeps an ``events.EvenementRecu``:
 its class's topic and ``{"timestamp", "payload", "recu_le"}``. A relevé is a
@@ -35,7 +35,7 @@ contract's ``events.TYPES``, which the POST and ``import``'s plugin path accept.
 assert RELEVE_TYPE not in TYPES
 
 class ReleveRecu(EvenementRecu):
-    """A stored relevé (ADR-0171): ``payload`` is ``releve_payload``'s JSON text,
+    """A stored relevé (ADR-0172): ``payload`` is ``releve_payload``'s JSON text,
     ``recu_le`` when this service stored it (or when the store it was exported from
     did), ISO 8601 UTC."""
 

@@ -15,7 +15,7 @@ The names a host app (MIAM) uses, importable from here (SPEC, "Installed as a li
 * ``economies_section(data, par=...)`` and ``net_du_jour(client, data)``: the bilan from
   Python, without a server; ``read_bilan(data)`` for the whole snapshot;
 * ``import_releves(paths, data=...)``: Claude Code's transcripts into the store as
-  relevés (its own record of each reply), as ``miam-economies releves`` does (ADR-0173);
+  relevés (its own record of each reply), as ``miam-economies releves`` does (ADR-0174);
 * ``read_classement(data, par="preset", selon=..., apparier=...)``: which preset is
   ahead, and how sure that is; it raises ``ClassementError`` (a ``ValueError``) for
   parameters the SPEC refuses (a ``par`` or ``apparier`` a model chose, say);

@@ -104,7 +104,7 @@ class PageDelta:
     ``anomalies[(client, kind)]`` and ``conflits[client]`` counts; ``ecartes``: the
     events set aside (ADR-0135), in no other table; ``releves``: the page's relevés
     merged by reply key (``releves.merge``), in no other table, and ``releves_lus``: how
-    many relevé events the page holds (ADR-0172); ``evenements``: events folded (the
+    many relevé events the page holds (ADR-0173); ``evenements``: events folded (the
     set-aside ones apart, the relevés in). ``jours_of``: the day of a date in ``zone``
     (``domain.bilan.Jours``; a fold passes its own so the memo outlives the page).
     """
@@ -168,7 +168,7 @@ class PageDelta:
 
     def _releve(self, releve: Observation) -> None:
         # A relevé: merged with the page's other observations of its reply (a join:
-        # any order gives one result), then with the view's row (ADR-0172).
+        # any order gives one result), then with the view's row (ADR-0173).
         kept = self.releves.get(releve.key)
         self.releves[releve.key] = releve if kept is None else merge(kept, releve)
         self.releves_lus += 1

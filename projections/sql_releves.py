@@ -1,5 +1,5 @@
 """The relevés' table (``bilan_releves``): Claude Code's replies, one row per reply key,
-each the join of every relevé folded of it (ADR-0172).
+each the join of every relevé folded of it (ADR-0173).
 
 A page's relevés come merged by key (``PageDelta.releves``); each is then merged with
 its row in one upsert, by the rule of ``domain.releves.merge`` written in SQL both

@@ -74,7 +74,7 @@ def view_tables(text: str, integer: str, tokens: str, boolean: str,
         # replaced by another one gives another identity there (ADR-0105). avance_le:
         # when a page last moved it (ms since the epoch), so a fold that stopped shows
         # to every process that reads the view (ADR-0136). releves: the relevé events
-        # folded, counted in the conservation's comptes (ADR-0172).
+        # folded, counted in the conservation's comptes (ADR-0173).
         f"CREATE TABLE IF NOT EXISTS bilan_sources (projection {t} PRIMARY KEY, "
         f"identite {t}, avance_le {i}, releves {i} NOT NULL DEFAULT 0){w}",
         # The stored events each projection set aside: their position and why (our
@@ -163,7 +163,7 @@ def view_tables(text: str, integer: str, tokens: str, boolean: str,
         # Claude Code's replies: one row per reply key (session_id, key_kind,
         # key_value), the join of every relevé folded of it: each counter at its
         # largest, the earliest horodatage, the smallest non-null model, agent_id and
-        # stop_reason, is_sidechain if any says so (releves.merge; ADR-0172). Counters
+        # stop_reason, is_sidechain if any says so (releves.merge; ADR-0173). Counters
         # are a reply's, not sums: 64-bit integers.
         f"CREATE TABLE IF NOT EXISTS bilan_releves (projection {t}, session_id {t}, "
         f"key_kind {t}, key_value {t}, input_tokens {i} NOT NULL, "

@@ -43,7 +43,7 @@ day, and each demande's figures by day (ADR-0133); 9: the events set aside
 (ADR-0135), when the fold last advanced (ADR-0136), the journal values left out; 10:
 each demande's session, the samples' sums over sessions (ADR-0166); 11: each demande's
 day, the samples per day and their clusters per (session, day) (ADR-0167); 12: Claude
-Code's replies folded from the relevés, and their count (ADR-0172)."""
+Code's replies folded from the relevés, and their count (ADR-0173)."""
 
 CACHE_KIB = 65_536
 """Page cache of each projections connection, KiB (SQLite's default is 2,000)."""

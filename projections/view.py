@@ -101,7 +101,7 @@ class BilanSnapshot:
     identity of the store's event at ``position`` recorded with it (ADR-0105);
     ``ecartes``: stored events up to ``position`` set aside, in no figure (ADR-0135);
     ``releves``: relevé events folded up to ``position``, into the replies, in no figure
-    (counted in ``evenements`` and in the conservation's ``comptes``: ADR-0172).
+    (counted in ``evenements`` and in the conservation's ``comptes``: ADR-0173).
     """
 
     formule: str
@@ -268,7 +268,7 @@ class BilanView(TrackingRecorder, ABC):
     def releves(self, name: str, session_id: str | None = None) -> list[Observation]:
         """Projection ``name``'s replies from the relevés folded (of ``session_id`` only,
         when given), each the join of its relevés (``domain.releves.merge``), by key
-        (session, key kind, key value, in code-point order), in one read (ADR-0172)."""
+        (session, key kind, key value, in code-point order), in one read (ADR-0173)."""
 
     @abstractmethod
     def samples(self, name: str, par: str, apparier: str | None = None,

@@ -1,5 +1,5 @@
 """``releves``: Claude Code's transcripts into the store as relevés (SPEC, "Claude Code's
-own record: relevés, sessions, and the share saved", "Import"; ADR-0173)."""
+own record: relevés, sessions, and the share saved", "Import"; ADR-0174)."""
 
 from __future__ import annotations
 

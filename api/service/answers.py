@@ -86,7 +86,7 @@ def bilan_answer(lu: BilanLu) -> dict[str, Any]:
     position, counted by the store, so a page folded twice shows as ``comptes`` >
     ``stockes``; ``stockes`` = ``comptes`` + ``ecartes``, the events set aside:
     ADR-0135), ``comptes`` (the events folded: the plugin's into the figures, the
-    relevés into the replies, ADR-0172), ``en_attente``, ``ecartes`` and
+    relevés into the replies, ADR-0173), ``en_attente``, ``ecartes`` and
     ``meme_source`` (ADR-0105).
     No events gives an empty ``economies`` and zero totals.
     """

@@ -4,7 +4,7 @@ contract's example, pretty-printed or not (SPEC, "import").
 
 Every event goes through the same strict JSON, the same validation and the same dedup as
 ``POST /economies`` (an exported relevé, which the POST refuses, through its own:
-ADR-0171), in batches of ``MAX_BATCH``, keeping each event's ``recu_le`` when it
+ADR-0172), in batches of ``MAX_BATCH``, keeping each event's ``recu_le`` when it
 has one (ADR-0022). A refused event is reported by its line number, or by its index in a
 document's ``evenements``, and skipped.
 """
@@ -115,7 +115,7 @@ def checked_event(event: dict[str, Any]) -> Accepted | list[str]:
     """One decoded event of an import: ``(event, recu_le or None)``, or the list of
     reasons it is refused. It goes through ``validate_event`` as one event of a
     ``POST /economies`` batch does, unless its ``type`` is ``releve``: an exported
-    relevé, given back as its ``Observation`` (``releves_events.releve_of``, ADR-0171);
+    relevé, given back as its ``Observation`` (``releves_events.releve_of``, ADR-0172);
     the POST refuses that type. ``recu_le``, when present, must be an ISO 8601
     date-time with an offset (the ``date`` rule); it is taken out of the event and given
     back in ``toISOString()`` form (UTC, milliseconds), the form the store keeps."""
@@ -250,7 +250,7 @@ def import_files(store: EventStore, paths: Sequence[Path], *,
     ``recu_le`` when it has one (else the store's clock).
 
     An exported relevé's line (``type`` ``releve``) is stored as a relevé, as
-    ``EventStore.append_releves`` does (ADR-0171), and counted with the rest.
+    ``EventStore.append_releves`` does (ADR-0172), and counted with the rest.
     Refused events are skipped and listed with their line number (or index); the rest is
     stored with the dedup of ``POST /economies`` (ADR-0003), so importing the same files
     again stores nothing and counts every event as a doublon. ``progress(n)``: bytes
@@ -281,7 +281,7 @@ def import_files(store: EventStore, paths: Sequence[Path], *,
         releves.clear()
 
     for event, recu_le in _accepted(paths, report, progress, LINE_PER_BODY * max_body):
-        if isinstance(event, Observation):  # an exported relevé (ADR-0171)
+        if isinstance(event, Observation):  # an exported relevé (ADR-0172)
             releves.append((releve_stream_hex(event), payload_text(releve_payload(event)),
                             recu_le))
         else:

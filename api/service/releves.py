@@ -1,13 +1,13 @@
 """Claude Code's transcripts into the store as relevés: ``miam-economies releves`` and
 ``import_releves`` (SPEC, "Claude Code's own record: relevés, sessions, and the share
-saved", "Stored as events" and "Import"; ADR-0171, ADR-0173).
+saved", "Stored as events" and "Import"; ADR-0172, ADR-0174).
 
 An import reads its files (``transcripts.read_transcripts``: a missing PATH refused
 before anything is read, an unreadable file named and skipped), merges the observations
 of each reply key (``releves.merge_replies``: max of each counter, never a sum), and
 appends one relevé a reply, ``MAX_BATCH`` a transaction, under the id of everything
 observed (``releves.observation_id``): the same files imported again store nothing, and
-a reply that grew since is a new relevé, merged again by the fold (ADR-0172).
+a reply that grew since is a new relevé, merged again by the fold (ADR-0173).
 """
 
 from __future__ import annotations

@@ -222,7 +222,7 @@ class EventStore(Application[UUID]):
 
     def append_releves(self, releves: Sequence[tuple[str, str, str | None]]) -> Appended:
         """Store the new relevés of ``releves`` in one transaction, counting the rest as
-        doublons (ADR-0171). Each is ``(stream id hex, payload text, recu_le or None: the
+        doublons (ADR-0172). Each is ``(stream id hex, payload text, recu_le or None: the
         clock's)``, as ``domain.releves_events`` and ``mapper.payload_text`` make them;
         an id is of its whole content, so a doublon never differs. The store's uniqueness
         arbitrates between writers (``doublons.new_rows``). Raises ``StoreUnavailable``:

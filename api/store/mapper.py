@@ -73,7 +73,7 @@ class EconomiesMapper(Mapper[UUID]):
         timestamp and ``recu_le`` are not decoded). Deciphered and decompressed as
         configured.
 
-        A relevé (``ReleveRecu``) gives its ``releves.Observation`` (ADR-0171). A
+        A relevé (``ReleveRecu``) gives its ``releves.Observation`` (ADR-0172). A
         payload that is no event the fold can take gives an ``Ecarte`` (its
         notification id, and why: ``storable_text.stored_fault``, or what its decoding
         raised; ADR-0135). Raises ``MapperDeserialisationError`` for a state that is not

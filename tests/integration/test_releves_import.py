@@ -1,5 +1,5 @@
 """``miam-economies releves`` and ``import_releves`` (SPEC, "Claude Code's own record...",
-"Import"; ADR-0173): each transcript fault's folder imported through the command and the
+"Import"; ADR-0174): each transcript fault's folder imported through the command and the
 function gives the counts worked out by hand and folds to the replies worked out by hand;
 a re-import stores nothing; a missing PATH is refused, naming it, before anything is
 imported; an unreadable file is named and skipped, the rest imported, exit status 1; the

@@ -1,5 +1,5 @@
 """Relevés live in the store with everything else (SPEC, "Claude Code's own record...",
-"Stored as events"; ADR-0171, ADR-0172): a replay under another formula keeps them, and
+"Stored as events"; ADR-0172, ADR-0173): a replay under another formula keeps them, and
 ``compare`` reads a store that holds them; a view of an older schema is rebuilt with them;
 ``export`` then ``import`` carries them into another store, once; an import runs beside a
 live server, which refuses a relevé POSTed as an event. Real SQLite files, the real

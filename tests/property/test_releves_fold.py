@@ -1,5 +1,5 @@
 """The fold of relevés is order-proof on both backends (SPEC, "Claude Code's own
-record...", "Stored as events"; ADR-0172): any order and split of the fixtures' lines over
+record...", "Stored as events"; ADR-0173): any order and split of the fixtures' lines over
 files and imports, folded in pages of any size, gives the same projected replies, those
 the reader and the pure merge make of the fixtures read once; observations that disagree
 on every value, stored in any batches, fold to their pure merge, texts compared by code

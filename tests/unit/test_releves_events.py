@@ -1,4 +1,4 @@
-"""A relevé as a stored event (ADR-0171): its payload and its reading back, its stream in a
+"""A relevé as a stored event (ADR-0172): its payload and its reading back, its stream in a
 namespace no plugin id reaches, the POST's refusal of its type, and the mapper's reading
 of its topic beside the plugin's events and the conflicts."""
 
@@ -79,7 +79,7 @@ def test_the_stream_is_the_observations_id_in_a_namespace_of_its_own() -> None:
     assert releve_stream_hex(REPLY) == observation_id(REPLY).hex
     assert RELEVE_NAMESPACE not in (NAMESPACE_URL, UUID(int=0))
     # ADR-0169 named a relevé's stream as a plugin event's id would be named: the plugin
-    # could have sent that id and taken the relevé's place. No longer (ADR-0171).
+    # could have sent that id and taken the relevé's place. No longer (ADR-0172).
     old_name = f"releve/1/{canonical(as_payload(REPLY))}"
     assert stream_id(old_name) != observation_id(REPLY)
     assert stream_hex(old_name) != releve_stream_hex(REPLY)
