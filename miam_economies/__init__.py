@@ -16,6 +16,8 @@ The names a host app (MIAM) uses, importable from here (SPEC, "Installed as a li
   Python, without a server; ``read_bilan(data)`` for the whole snapshot;
 * ``import_releves(paths, data=...)``: Claude Code's transcripts into the store as
   relevés (its own record of each reply), as ``miam-economies releves`` does (ADR-0174);
+  it returns ``RelevesImportes`` (the counts) and raises ``TranscriptPathMissing`` (a
+  ``FileNotFoundError``) naming a PATH that does not exist, before anything is read;
 * ``read_classement(data, par="preset", selon=..., apparier=...)``: which preset is
   ahead, and how sure that is; it raises ``ClassementError`` (a ``ValueError``) for
   parameters the SPEC refuses (a ``par`` or ``apparier`` a model chose, say);
@@ -49,14 +51,16 @@ if TYPE_CHECKING:
         read_bilan,
         read_classement,
     )
-    from miam_economies.api.service.releves import import_releves
+    from miam_economies.api.service.releves import RelevesImportes, import_releves
     from miam_economies.api.service.settings import Settings
+    from miam_economies.api.service.transcripts import TranscriptPathMissing
     from miam_economies.domain.classement import ClassementError
     from miam_economies.domain.errors import MiamEconomiesError
     from miam_economies.domain.known_names import NotUnderstood
 
 __all__ = ["BearerAuth", "ClassementError", "EmbeddingRefused", "MiamEconomiesError",
-           "NotUnderstood", "Settings", "economies_routes", "economies_section",
+           "NotUnderstood", "RelevesImportes", "Settings", "TranscriptPathMissing",
+           "economies_routes", "economies_section",
            "import_releves", "net_du_jour", "open_economies", "read_bilan",
            "read_classement"]
 
@@ -73,6 +77,8 @@ _HOMES = {
     "read_bilan": "miam_economies.api.service.reading",
     "read_classement": "miam_economies.api.service.reading",
     "import_releves": "miam_economies.api.service.releves",
+    "RelevesImportes": "miam_economies.api.service.releves",
+    "TranscriptPathMissing": "miam_economies.api.service.transcripts",
     "Settings": "miam_economies.api.service.settings",
 }
 

@@ -16,6 +16,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 from miam_economies.api.service.bootstrap import open_services
 from miam_economies.api.service.settings import DEFAULT_DATA, Settings
@@ -80,7 +81,7 @@ def store_releves(store: EventStore, replies: Mapping[ReplyKey, Observation], *,
 def import_releves(paths: Sequence[str | os.PathLike[str]] = (),
                    data: Path | str = DEFAULT_DATA, *, database_url: str | None = None,
                    lock_timeout: int = 5, environ: Mapping[str, str] | None = None,
-                   home: Path | None = None) -> RelevesImportes:
+                   home: Path | None = None, fuseau: str | None = None) -> RelevesImportes:
     """Import Claude Code's transcripts into the store of data directory ``data`` (or of
     ``database_url``), as ``miam-economies releves`` does; return the counts.
 
@@ -88,20 +89,25 @@ def import_releves(paths: Sequence[str | os.PathLike[str]] = (),
     recursively for ``*.jsonl``); none: the ``projects`` folders of
     ``$CLAUDE_CONFIG_DIR`` (``environ``'s; comma-separated), else of ``~/.claude`` and
     ``~/.config/claude`` (under ``home``), those that exist. Read-only on the
-    transcripts. The store is created when there is none; it may be a live server's
-    (its dedup holds across processes); the bilan folds the relevés at its next read.
+    transcripts. The store is created when there is none, its bilan in zone ``fuseau``
+    (an IANA name; None: the projection's, or the machine's for a new one), as the
+    commands that read it next; it may be a live server's (its dedup holds across
+    processes); the bilan folds the relevés at its next read.
     Every reply read is held in memory until the files are read (a few hundred bytes
     each).
 
     Raises ``TranscriptPathMissing`` (a ``FileNotFoundError``) naming the first PATH
     that does not exist, before anything is read or stored; an unreadable file is not an
     error (``RelevesImportes.illisibles``). Raises ``StoreUnavailable``,
-    ``DataDirectoryError`` and ``PersistenceError`` as ``open_services`` and the store do.
+    ``DataDirectoryError`` and ``PersistenceError`` as ``open_services`` and the store do,
+    ``ZoneInfoNotFoundError`` for an unknown ``fuseau``, before anything is read.
     """
+    if fuseau is not None:
+        ZoneInfo(fuseau)  # an unknown zone fails before any file is read
     reading = read_transcripts(paths, environ=environ, home=home)
     replies = merge_replies(reading)  # every file read before the store is opened
     settings = Settings(data=Path(data), database_url=database_url,
-                        lock_timeout=lock_timeout)
+                        lock_timeout=lock_timeout, fuseau=fuseau)
     with open_services(settings, run_projections=False) as services:
         reponses, nouvelles, doublons, incompletes = store_releves(services.store, replies)
     counts = reading.counts

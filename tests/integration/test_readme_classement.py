@@ -50,8 +50,11 @@ def test_the_example_files_are_what_the_script_writes() -> None:
 
 def test_the_readme_shows_what_the_commands_print(tmp_path: Path) -> None:
     data = tmp_path / "demo"
-    imported = run("import", "--data", str(data), str(OUT / "evenements.jsonl"))
-    command = "import --data /tmp/demo examples/classement/evenements.jsonl"
+    # In UTC, the example's days (its sessions run 08:00-17:00 UTC): in a zone far from
+    # it they would cross midnight, and count as two clusters each (ADR-0168).
+    imported = run("import", "--data", str(data), "--fuseau", "Etc/UTC",
+                   str(OUT / "evenements.jsonl"))
+    command = "import --data /tmp/demo --fuseau Etc/UTC examples/classement/evenements.jsonl"
     assert imported == readme_output(f".venv/bin/miam-economies {command}")
     shutil.copy(OUT / "delegations.jsonl", data / "delegations.jsonl")
     for extra in ("", " --apparier test_id"):

@@ -7,10 +7,13 @@ bilan's conservation counts the relevés. Real SQLite files and the real Postgre
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
+import subprocess
 from pathlib import Path
+from zoneinfo import ZoneInfoNotFoundError
 
 import psycopg
 import pytest
@@ -27,6 +30,7 @@ from tests.conftest import EXAMPLE_BATCH
 from tests.releves_support import (
     EXPECTED,
     FIXTURES,
+    SCRIPT,
     counts_of,
     hand_counts,
     releves_cli,
@@ -168,3 +172,30 @@ def test_the_embedding_pages_import_runs_as_printed(
                                "doublons": 2}
     assert names["skipped"] == []
     assert len(replies_of(Settings(data=tmp_path / "logs" / "mcp"))) == 2
+
+
+def test_a_new_directory_takes_the_zone_the_next_command_reads(tmp_path: Path) -> None:
+    # As import's (the independent audit of issue 30): the relevés' import builds a new
+    # bilan in MIAM_ECONOMIES_TZ's zone, so the next read does not rebuild it; the
+    # function takes fuseau= and refuses an unknown zone before reading a file.
+    data = tmp_path / "data"
+    env = {**os.environ, "MIAM_ECONOMIES_TZ": "Pacific/Chatham"}
+    releves_cli(data, None, FIXTURES / "subagent_file", env=env)
+    read = subprocess.run([str(SCRIPT), "bilan", "--data", str(data), "--json"],
+                          capture_output=True, text=True, check=True, env=env, timeout=300)
+    assert "moves to zone" not in read.stderr
+    assert json.loads(read.stdout)["provenance"]["fuseau"] == "Pacific/Chatham"
+    with pytest.raises(ZoneInfoNotFoundError):
+        import_releves([FIXTURES / "subagent_file"], tmp_path / "other", fuseau="Mars/Olympus")
+    assert not (tmp_path / "other").exists()
+    bad = releves_cli(data, None, "--fuseau", "Mars/Olympus", FIXTURES / "subagent_file",
+                      check=False)
+    assert bad.returncode == 2 and "--fuseau" in bad.stderr
+
+
+def test_the_package_names_what_import_releves_returns_and_raises() -> None:
+    import miam_economies
+
+    assert miam_economies.RelevesImportes is RelevesImportes
+    assert miam_economies.TranscriptPathMissing is TranscriptPathMissing
+    assert {"RelevesImportes", "TranscriptPathMissing"} <= set(miam_economies.__all__)
