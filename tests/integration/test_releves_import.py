@@ -149,7 +149,7 @@ def test_without_path_the_claude_folders_are_read(tmp_path: Path) -> None:
     home.pop("CLAUDE_CONFIG_DIR", None)
     nothing = releves_cli(tmp_path / "data", None, "--json", env=home)
     assert counts_of(nothing) == dict.fromkeys(hand_counts(), 0)
-    assert "no Claude Code projects folder was found" in nothing.stderr
+    assert "no Claude Code projects folder with a *.jsonl file was found" in nothing.stderr
     read = releves_cli(tmp_path / "data", None, "--json",
                        env={**home, "CLAUDE_CONFIG_DIR": f" {tmp_path / 'x'}, {config}"})
     assert counts_of(read) == {**hand_counts("repeated_lines"), "nouvelles": 0,
