@@ -14,7 +14,9 @@ reference measured beside it:
    plain ``sqlite3`` ``executemany`` (no HTTP); then a ``--burst-events`` burst from 1
    client, ours against the bare append;
 2. the plugin's requests (``bench.shapes``): a batch re-sent whole or by half against a
-   new one, and the 10-event POST, ours against the bare append's;
+   new one, and the 10-event POST, ours against the bare append's; then Claude Code's
+   transcripts (``bench.transcripts``): 100,000 reply lines imported by ``releves``, and
+   again, against a plain ``json.loads`` pass over the same files;
 3. with ``--postgres`` (the default): ingest on PostgreSQL, ``serve --workers 1`` and
    ``--workers 4`` with ``miam-economies project`` beside, 4 clients, in a fresh
    database each run (ADR-0031), against the figures of commit 6e225cd;
@@ -51,7 +53,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from bench import report, servers
+from bench import report, servers, transcripts
 from bench.history import history
 from bench.ingest import SHAPES_EVENTS, ingest, ingest_postgres, requests
 from bench.servers import BATCH
@@ -169,6 +171,10 @@ def main() -> None:
             console.print(f"requests: {SHAPES_EVENTS:,}-event shapes, 10-event POSTs; "
                           f"{args.repeat} runs")
             shaped = requests(args.repeat, work)
+        with section("transcripts", timings):
+            console.print(f"transcripts: {transcripts.REPLY_LINES:,} reply lines imported "
+                          f"by releves, against json.loads; {args.repeat} runs")
+            imported = transcripts.transcripts(work, args.repeat)
         postgres = None
         if args.postgres:
             with section("postgres", timings):
@@ -180,6 +186,7 @@ def main() -> None:
                             args.naive_requests, work, progress, timings)
     seconds = time.perf_counter() - started
     rows = (report.ingest_rows(ingested) + report.request_rows(shaped)
+            + transcripts.rows(imported)
             + report.history_rows(histories)
             + (report.postgres_rows(postgres, before(args)) if postgres is not None else []))
     date = datetime.now(UTC)
@@ -198,7 +205,8 @@ def main() -> None:
         "commit": at_commit, "seconds": round(seconds),
         "sections": {name: round(s, 1) for name, s in timings.items()},
         "table": [dict(zip(report.COLUMNS, row, strict=True)) for row in rows],
-        "raw": {"ingest": ingested, "requests": shaped, "history": histories,
+        "raw": {"ingest": ingested, "requests": shaped, "transcripts": imported,
+                "history": histories,
                 "postgres": postgres},
     }, indent=1) + "\n")
     if args.readme is not None:

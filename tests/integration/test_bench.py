@@ -18,6 +18,8 @@ from bench import proc
 from bench.bare import FILE
 from bench.report import MARKERS, markdown, postgres_rows, replace_table
 from bench.servers import bodies, corpus, post_all, remove_tree, serving
+from bench.transcripts import import_seconds, write_transcripts
+from bench.transcripts import rows as transcript_rows
 from miam_economies.api.service.bootstrap import open_services
 from miam_economies.api.service.settings import Settings
 from miam_economies.api.store.mapper import payload_text
@@ -159,3 +161,18 @@ def test_postgres_rows_read_against_an_earlier_run_of_this_bench() -> None:
     assert rows[0][2:5] == ["abc1234 (2026-12-02): 1,000", "2.00", ">= 1.7"]
     assert rows[3][1:3] == ["10.0 ms", "0.04 cores busy"]  # 10 ms x 2,000/500 POSTs/s
     assert postgres_rows(now)[0][2].startswith("6e225cd: ")  # no earlier run: fixed
+
+
+def test_the_bench_transcripts_are_read_as_they_were_written(tmp_path: Path) -> None:
+    # The section's lines per second mean something only if the command reads the made-up
+    # transcripts as the generator wrote them: every reply merged once, none summed.
+    written = write_transcripts(tmp_path, reply_lines=3_000)
+    _, printed = import_seconds(tmp_path, tmp_path / "data")
+    assert printed == {"fichiers": written["files"], "lignes": written["lines"],
+                       "reponses": written["replies"], "nouvelles": written["replies"],
+                       "doublons": 0, "incompletes": written["incompletes"],
+                       "ignorees": written["lines"] - written["reply_lines"]}
+    assert written["reply_lines"] > written["replies"] > 0 < written["incompletes"]
+    _, again = import_seconds(tmp_path, tmp_path / "data")
+    assert (again["nouvelles"], again["doublons"]) == (0, written["replies"])
+    assert transcript_rows(None) == []
