@@ -35,8 +35,11 @@ class Echantillon:
     that session): ``sessions`` counts the sessions with a demande; ``session_demandes_squared``
     sums n_s², ``session_net_squared`` net_s², ``session_demandes_times_net`` n_s·net_s,
     ``session_evites_squared`` E_s², ``session_corrections_squared`` C_s² and
-    ``session_evites_times_corrections`` E_s·C_s. Where every session holds one demande,
-    these equal the per-demande sums (and the classement today's per-demande answer).
+    ``session_evites_times_corrections`` E_s·C_s, and for the net's leverage correction
+    (ADR-0175) ``session_demandes_cubed`` n_s³, ``session_demandes_squared_times_net``
+    n_s²·net_s and ``session_demandes_times_net_squared`` n_s·net_s². Where every
+    session holds one demande, these equal the per-demande sums (and the classement
+    today's per-demande answer).
 
     ``a + b`` is the sample of both groups when they share no session; ``a - b`` takes
     ``b``'s demandes out again when they are whole sessions of ``a``. A projection, whose
@@ -59,6 +62,9 @@ class Echantillon:
     session_evites_squared: int = 0
     session_corrections_squared: int = 0
     session_evites_times_corrections: int = 0
+    session_demandes_cubed: int = 0
+    session_demandes_squared_times_net: int = 0
+    session_demandes_times_net_squared: int = 0
 
     @staticmethod
     def demande(evites: int, pilotage: int, corrections: int) -> Echantillon:
@@ -77,14 +83,17 @@ class Echantillon:
     @staticmethod
     def session_sums_of(demandes: int, evites: int, pilotage: int, corrections: int
                         ) -> tuple[int, ...]:
-        """The seven per-session sums (``sessions`` ... ``session_evites_times_corrections``,
-        in field order) of one session whose demandes in the group total these figures
-        (tokens): all 0 for a session without a demande."""
+        """The ten per-session sums (``sessions`` ...
+        ``session_demandes_times_net_squared``, in field order) of one session whose
+        demandes in the group total these figures (tokens): all 0 for a session without a
+        demande."""
         if demandes == 0:
-            return (0, 0, 0, 0, 0, 0, 0)
+            return (0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         net = evites - pilotage - corrections
-        return (1, demandes * demandes, net * net, demandes * net, evites * evites,
-                corrections * corrections, evites * corrections)
+        squared = demandes * demandes
+        return (1, squared, net * net, demandes * net, evites * evites,
+                corrections * corrections, evites * corrections, squared * demandes,
+                squared * net, demandes * net * net)
 
     @staticmethod
     def of(rows: Iterable[Row]) -> Echantillon:
@@ -96,7 +105,7 @@ class Echantillon:
     def of_sessions(sessions: Iterable[Iterable[Row]]) -> Echantillon:
         """The sample of demandes given session by session: each item the
         ``(evites, pilotage, corrections)`` of one session's demandes (tokens)."""
-        sums = [0] * 15
+        sums = [0] * len(Echantillon.__slots__)
         for session in sessions:
             n = e = p = c = 0
             for evites, pilotage, corrections in session:
@@ -111,7 +120,7 @@ class Echantillon:
         return Echantillon(*sums)
 
     def sums(self) -> tuple[int, ...]:
-        """The fifteen sums in field order (``dataclasses.astuple`` copies each value
+        """The eighteen sums in field order (``dataclasses.astuple`` copies each value
         deeply, a hundred times slower: the classement's read adds samples by day)."""
         return tuple(getattr(self, name) for name in self.__slots__)
 

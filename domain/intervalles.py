@@ -60,20 +60,28 @@ def degres_net(e: Echantillon) -> int:
 
 def variance_net_par_demande(e: Echantillon) -> Fraction | None:
     """The variance of a group's mean net per demande μ = N/n (tokens²), exact: the
-    larger of the cluster-robust one over its S sessions,
-    S/(S - 1)·Σ(net_s - μ·n_s)²/n² (net_s, n_s a session's net and demandes), and the
-    per-demande one, (nΣx² - N²)/(n²(n - 1)); the two are equal when every session holds
-    one demande. Taking the larger, nothing is less cautious than the per-demande answer
-    (ADR-0166). None below 2 sessions (or 2 demandes). Raises ``ValueError`` for a sample
-    with demandes but without its sessions' sums."""
+    largest of the cluster-robust one over its S sessions,
+    S/(S - 1)·Σr_s²/n² (r_s = net_s - μ·n_s, net_s and n_s a session's net and
+    demandes), the same with each session's leverage h_s = n_s/n corrected to first
+    order, Σr_s²·(1 + n_s/(n - 1))/n² (Bell and McCaffrey's CR2, r_s²/(1 - h_s), whose
+    series it starts: a long session's residual is pulled toward the mean it weighs on;
+    ADR-0175), and the per-demande one, (nΣx² - N²)/(n²(n - 1)); the three are equal when
+    every session holds one demande. Taking the largest, nothing is less cautious than
+    the per-demande answer (ADR-0166). None below 2 sessions (or 2 demandes). Raises
+    ``ValueError`` for a sample with demandes but without its sessions' sums."""
     n, s, total = e.demandes, _sessions(e), e.net
     if n < 2 or s < 2:
         return None
-    # Σ(net_s - μn_s)² · n² = n²Σnet_s² - 2n·N·Σn_s·net_s + N²Σn_s².
+    # Σr_s²·n² = n²Σnet_s² - 2n·N·Σn_s·net_s + N²Σn_s²; Σn_s·r_s²·n² likewise, a power
+    # of n_s higher.
     spread = (n * n * e.session_net_squared - 2 * n * total * e.session_demandes_times_net
               + total * total * e.session_demandes_squared)
-    return _larger(n * e.net_squared - total * total, n * n * (n - 1),
-                   s * spread, (s - 1) * n ** 4)
+    leveraged = (n * n * e.session_demandes_times_net_squared
+                 - 2 * n * total * e.session_demandes_squared_times_net
+                 + total * total * e.session_demandes_cubed)
+    clustered = _larger(s * spread, (s - 1) * n ** 4,
+                        (n - 1) * spread + leveraged, (n - 1) * n ** 4)
+    return max(clustered, Fraction(n * e.net_squared - total * total, n * n * (n - 1)))
 
 
 def variance_taux_reprise(e: Echantillon) -> Fraction | None:

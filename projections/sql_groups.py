@@ -60,7 +60,7 @@ REBUILD_ROWS = 5_000
 
 Rebuilt = Sequence[Any]
 """One rebuilt group: ``(champ, valeur, client)``, its four figures' sums, then its
-sample's fifteen sums in ``SAMPLE_SUMS`` order (``demandes`` 0: no sample row)."""
+sample's eighteen sums in ``SAMPLE_SUMS`` order (``demandes`` 0: no sample row)."""
 
 
 class GroupsWriter:

@@ -50,7 +50,7 @@ DEMANDE_SUMS = ("demandes", "evites", "pilotage", "corrections", "evites_squared
 
 SAMPLE_SUMS = (*DEMANDE_SUMS, *SESSION_SUMS)
 """The columns of ``bilan_echantillons``, in ``domain.echantillon.Echantillon``'s order:
-the fifteen sums of a sample."""
+the eighteen sums of a sample."""
 
 CLIENT_WIDE = ""
 """The ``champ`` of a client's whole sample (every demande with a delegation); the
@@ -99,12 +99,13 @@ def _accumulate(sums: dict[Any, list[int]], key: Any, change: Sums) -> None:
 
 
 def as_own_sessions(sums: Sums) -> Sums:
-    """A sample's fifteen sums whose per-session part is taken from its per-demande part
+    """A sample's eighteen sums whose per-session part is taken from its per-demande part
     as if each demande were a session of its own: the ``(inconnu)`` group's, whose
     sessions are not kept (reading them took a scan of every session at each read, 61 ms
     at 200,000 events), so the classement makes no claim on it (ADR-0166, decision 4)."""
     n, e, p, k, ee, kk, ek, nn = sums[:len(DEMANDE_SUMS)]
-    return (n, e, p, k, ee, kk, ek, nn, n, n, nn, e - p - k, ee, kk, ek)
+    net = e - p - k
+    return (n, e, p, k, ee, kk, ek, nn, n, n, nn, net, ee, kk, ek, n, net, nn)
 
 
 def summed(rows: Iterable[Sums]) -> Sums:
@@ -225,7 +226,7 @@ class SamplesWriter:
 
     def add(self, c: Cursor, name: str,
             samples: Iterable[tuple[tuple[str, str, str], Sums]]) -> None:
-        """Upsert ``((champ, valeur, client), sums)`` (fifteen sums, ``SAMPLE_SUMS``
+        """Upsert ``((champ, valeur, client), sums)`` (eighteen sums, ``SAMPLE_SUMS``
         order) into projection ``name``'s samples, adding to the stored sums (exact at any
         size); all-zero changes are left out."""
         tk = self.dialect.tokens

@@ -1,4 +1,4 @@
-"""The classement's samples per day (``bilan_echantillons_jours``): each group's fifteen
+"""The classement's samples per day (``bilan_echantillons_jours``): each group's eighteen
 sums over its demandes of one day, the day of their delegation of smallest id in the
 projection's zone (ADR-0167).
 
@@ -42,7 +42,7 @@ class DaySamplesWriter:
 
     def add(self, c: Cursor, name: str,
             samples: Iterable[tuple[DayKey, tuple[int, ...]]]) -> None:
-        """Upsert ``((champ, valeur, client, jour), sums)`` (the fifteen sums' change,
+        """Upsert ``((champ, valeur, client, jour), sums)`` (the eighteen sums' change,
         ``Echantillon``'s order) into projection ``name``'s samples per day, adding to
         the stored sums (exact at any size), in primary-key order, ``sql_schema.CHUNK``
         rows a statement; all-zero changes are left out, and a day left without a

@@ -63,7 +63,10 @@ def view_tables(text: str, integer: str, tokens: str, boolean: str,
               f"session_net_squared {n} NOT NULL, session_demandes_times_net {n} NOT NULL, "
               f"session_evites_squared {n} NOT NULL, "
               f"session_corrections_squared {n} NOT NULL, "
-              f"session_evites_times_corrections {n} NOT NULL")
+              f"session_evites_times_corrections {n} NOT NULL, "
+              f"session_demandes_cubed {n} NOT NULL, "
+              f"session_demandes_squared_times_net {n} NOT NULL, "
+              f"session_demandes_times_net_squared {n} NOT NULL")
     return [
         f"CREATE TABLE IF NOT EXISTS bilan_state (projection {t} PRIMARY KEY, "
         f"evenements {i} NOT NULL, fuseau {t} NOT NULL, "

@@ -1,5 +1,5 @@
 """The samples' clusters (``bilan_sessions``): each group's totals per Claude Code session
-and day, from which the samples' seven per-session sums are kept exact (ADR-0166,
+and day, from which the samples' ten per-session sums are kept exact (ADR-0166,
 ADR-0167).
 
 The classement takes its variances over the sessions of each group (SPEC, "Ranking
@@ -19,7 +19,7 @@ mix.
 The three writes of the samples (``sql_groups.GroupsWriter``) change them: a fold and a
 journal join give the change of each (group, session, day)'s totals,
 ``SessionsWriter.apply`` adds them, gets the totals after back (so before: after less the
-change) and returns the change of each (group, day)'s seven sums (after minus before,
+change) and returns the change of each (group, day)'s ten sums (after minus before,
 cluster by cluster); a rebuild streams every cluster's totals in group and day order
 through ``SessionsWriter.rebuilt``, which writes the clusters and the samples per day. The
 ``(inconnu)`` group of a field is no stored group, and its sessions are not kept: reading
@@ -39,12 +39,14 @@ from miam_economies.projections.sql_schema import Cursor, chunks
 
 SESSION_SUMS = ("sessions", "session_demandes_squared", "session_net_squared",
                 "session_demandes_times_net", "session_evites_squared",
-                "session_corrections_squared", "session_evites_times_corrections")
+                "session_corrections_squared", "session_evites_times_corrections",
+                "session_demandes_cubed", "session_demandes_squared_times_net",
+                "session_demandes_times_net_squared")
 """The samples' per-session columns, in ``Echantillon``'s order (after its eight
 per-demande sums)."""
 
 NO_SESSION_CHANGE = (0,) * len(SESSION_SUMS)
-"""The seven per-session sums of a sample none of whose sessions changed."""
+"""The ten per-session sums of a sample none of whose sessions changed."""
 
 SessionKey = tuple[str, str, str, str, str]
 """``(champ, valeur, client, session, jour)``: one cluster of one sample."""
@@ -56,6 +58,8 @@ DayKey = tuple[str, str, str, str]
 """``(champ, valeur, client, jour)``: one sample's day."""
 
 _session_sums_of = Echantillon.session_sums_of
+_DAY_SUMS = len(Echantillon.__slots__)
+_GROUP_SUMS = 4 + _DAY_SUMS  # the group's four figures, then its sample's sums
 
 
 def add_totals(changes: dict[Any, list[int]], key: Any, n: int, e: int, p: int, k: int
@@ -95,7 +99,7 @@ class SessionsWriter:
         """Add ``changes`` (cluster key -> change of its totals ``(demandes, evites,
         pilotage, corrections)``) to projection ``name``'s clusters, in ``c``'s write
         transaction; return, for each (sample, day) whose sums moved, the change of its
-        seven per-session sums (``SESSION_SUMS`` order): ``session_sums_of`` of each
+        ten per-session sums (``SESSION_SUMS`` order): ``session_sums_of`` of each
         cluster's totals after, minus before (ADR-0166, ADR-0167; ``by_group`` sums a
         sample's days). A cluster left without demandes is deleted (its totals are then
         all 0). One upsert of ``sql_schema.CHUNK`` rows at a time, in primary-key order,
@@ -121,7 +125,7 @@ class SessionsWriter:
                 if acc is None:
                     sums[day] = [a - b for a, b in zip(after, before, strict=True)]
                 else:
-                    for i in range(7):
+                    for i in range(len(SESSION_SUMS)):
                         acc[i] += after[i] - before[i]
                 if n == 0:
                     emptied.append((name, *key))
@@ -135,9 +139,9 @@ class SessionsWriter:
         (group, day, session), every group's rows together and within them every day's
         (``session`` and ``jour`` None and ``demandes`` 0: the group's demandes without a
         delegation, in no cluster; their sample sums may be NULL), summed one group at a
-        time: yield the group's key, its four figures' sums and its fifteen sample sums in
+        time: yield the group's key, its four figures' sums and its eighteen sample sums in
         ``Echantillon``'s order; insert its clusters into projection ``name``'s
-        ``bilan_sessions`` and its days' fifteen sums into ``bilan_echantillons_jours``
+        ``bilan_sessions`` and its days' eighteen sums into ``bilan_echantillons_jours``
         (both deleted first), ``size`` rows at a time. Values may be decimal text
         (SQLite) or ``Decimal`` (PostgreSQL); sums are Python integers, exact (ADR-0051,
         ADR-0114, ADR-0167)."""
@@ -145,19 +149,19 @@ class SessionsWriter:
         statement = "INSERT INTO bilan_sessions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         current: Sequence[Any] | None = None
         day: tuple[Any, ...] | None = None
-        t = [0] * 19  # the group's figures, per-demande sums, then per-session sums
-        j = [0] * 15  # the day's sample sums
+        t = [0] * _GROUP_SUMS  # the group's figures, per-demande sums, per-session sums
+        j = [0] * _DAY_SUMS  # the day's sample sums
         for row in rows:
             key = row[:3]
             if key != current:
                 if current is not None:
                     yield (*current, *t)
-                current, t = key, [0] * 19
+                current, t = key, [0] * _GROUP_SUMS
             n = int(row[9])
             if (*key, row[4]) != day:
                 if day is not None and j[0]:
                     days.append(_day_row(name, day, j, tk))
-                day, j = (*key, row[4]), [0] * 15
+                day, j = (*key, row[4]), [0] * _DAY_SUMS
             t[0] += int(row[5])
             t[1] += int(row[6])
             t[2] += int(row[7])
@@ -187,7 +191,8 @@ class SessionsWriter:
             c.executemany(_DAY_INSERT, days)
 
 
-_DAY_INSERT = "INSERT INTO bilan_echantillons_jours VALUES (" + ", ".join("?" * 20) + ")"
+_DAY_INSERT = ("INSERT INTO bilan_echantillons_jours VALUES ("
+               + ", ".join("?" * (5 + _DAY_SUMS)) + ")")
 
 
 def _day_row(name: str, day: Sequence[Any], j: Sequence[int], tk: Any) -> tuple[Any, ...]:

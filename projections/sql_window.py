@@ -5,7 +5,7 @@ ADR-0168).
 A group's sample over a window (``depuis``/``jusqu_au``, ``YYYY-MM-DD`` inclusive, either
 optional) is the sum of its days' samples; the drift flag needs where each group's recent
 quarter starts (from its demandes per day) and its sample from that day on. SQL sums the
-days, so a read returns a row per group, never the days' fifteen sums. A field's
+days, so a read returns a row per group, never the days' eighteen sums. A field's
 ``(inconnu)`` group is no stored group: over a window its per-demande sums are the
 clients' less the valued groups', and each of its demandes counts as a session of its own
 (``sql_samples.as_own_sessions``; ADR-0166, decision 4); it has no drift flag. Exact
@@ -40,7 +40,7 @@ LAST_DAY = "9999-99-99"
 
 def samples_in_window(c: Cursor, dialect: SqlDialect, name: str, champ: str | None,
                       depuis: str | None, jusqu_au: str | None) -> dict[str, Sums]:
-    """Each group's fifteen sums over its demandes whose day is within the window, of
+    """Each group's eighteen sums over its demandes whose day is within the window, of
     projection ``name``: by client when ``champ`` is None, else by value of journal field
     ``champ``, the demandes without one under ``INCONNU`` (see the module); a group
     without a demande there is absent."""
@@ -59,7 +59,7 @@ def recent_samples(c: Cursor, dialect: SqlDialect, name: str, champ: str | None,
                    totals: Mapping[str, int], depuis: str | None, jusqu_au: str | None
                    ) -> dict[str, tuple[str, Sums]]:
     """Each group of ``totals`` (``{cle: its demandes within the window}``, stored groups
-    only) with a recent period within the window: ``{cle: (first day, its fifteen sums
+    only) with a recent period within the window: ``{cle: (first day, its eighteen sums
     from that day on)}`` (``domain.derive.start_latest_first``), by client when ``champ``
     is None, else by value of journal field ``champ``. A group's demandes per day are
     read latest first (the primary key's order) only until its recent period is held,

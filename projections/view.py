@@ -135,8 +135,8 @@ class Progression:
 class Samples(NamedTuple):
     """What the classement reads of a projection in one read transaction
     (``BilanView.samples``): ``position`` its tracking position; ``groupes`` each
-    group's fifteen sums; ``taches`` each group's tasks' sums (or None: not paired);
-    ``recents`` each stored group's recent period (its first day and its fifteen sums
+    group's eighteen sums; ``taches`` each group's tasks' sums (or None: not paired);
+    ``recents`` each stored group's recent period (its first day and its eighteen sums
     from that day on). One transaction, so a group's recent period is never from a later
     fold than its whole sample (ADR-0170)."""
 
@@ -275,14 +275,14 @@ class BilanView(TrackingRecorder, ABC):
                 depuis: str | None = None, jusqu_au: str | None = None) -> Samples:
         """What the classement of ``par`` (``client`` or a journal field) reads of
         projection ``name``, all in one read transaction (``Samples``): its tracking
-        position; the samples by group, ``{cle: sums}``, the fifteen sums in
+        position; the samples by group, ``{cle: sums}``, the eighteen sums in
         ``sql_samples.SAMPLE_SUMS`` order (``Echantillon``'s: exact integers, tokens and
         tokens², over demandes then over clusters: a session's demandes of one day),
         demandes without a value for the field under ``INCONNU`` (ADR-0073, ADR-0166,
         ADR-0167); with ``apparier`` (a journal field: a task) the demandes by group and
         task, ``{cle: {task: (demandes, evites, pilotage, corrections)}}``, else None
         (ADR-0081); and each stored group's recent period, ``{cle: (its first day,
-        YYYY-MM-DD; the group's fifteen sums from that day on)}`` for the groups that have
+        YYYY-MM-DD; the group's eighteen sums from that day on)}`` for the groups that have
         one (``domain.derive.start_latest_first``: the drift flag's, its history before it
         the group's sample less this; ``INCONNU`` has none; ADR-0167, ADR-0170). With a
         window (``depuis``, ``jusqu_au``: ``YYYY-MM-DD``, inclusive, either optional)

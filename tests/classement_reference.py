@@ -60,7 +60,8 @@ def clustered(rows: SessionRows, selon: str) -> tuple[float, Fraction, int]:
     """A group's figure, the variance of that figure and its number of sessions S
     (ADR-0166, written again): over sessions, the linearised totals
     u_s = net_s - μ·n_s (net) or C_s - R·E_s (taux), S/(S - 1)·Σu_s²/T² with T the
-    demandes (net) or the evites (taux); never below the per-demande variance."""
+    demandes (net) or the evites (taux), for the net at least Σu_s²·(1 + n_s/(n - 1))/n²
+    (ADR-0175); never below the per-demande variance."""
     flat = [(e, p, c) for _, e, p, c in rows]
     sessions = by_session(rows)
     s, n = len(sessions), len(flat)
@@ -74,6 +75,10 @@ def clustered(rows: SessionRows, selon: str) -> tuple[float, Fraction, int]:
         ratio = Fraction(sum(c for _, _, c in flat)) / total
         u = [sum(c for _, _, c in rs) - ratio * sum(e for e, _, _ in rs) for rs in sessions]
     per_session = Fraction(s, s - 1) * sum(x * x for x in u) / (total * total)
+    if selon == "net":  # each session's leverage n_s/n, to first order (ADR-0175)
+        leveraged = sum(x * x * (1 + Fraction(len(rs), n - 1)) for x, rs in
+                        zip(u, sessions, strict=True)) / (total * total)
+        per_session = max(per_session, leveraged)
     return figure, max(per_session, Fraction(per_demande) / n), s
 
 

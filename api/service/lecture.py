@@ -86,7 +86,7 @@ class Lecture:
         demandes whose delegation's day is within them; each ranked group says its
         ``derive`` within that window (ADR-0167).
 
-        Read from the projection's samples (each group's fifteen sums, over its demandes
+        Read from the projection's samples (each group's eighteen sums, over its demandes
         and over its sessions: ``Echantillon``'s fields in order) and, for ``apparier``,
         its demandes joined with the journal, and their days' samples, never from the
         events (ADR-0073, ADR-0166, ADR-0167). Raises ``ClassementError`` (a

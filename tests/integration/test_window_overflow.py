@@ -20,6 +20,10 @@ BIG = 2**62 + 12_345
 """A square of some 2.1 billion tokens: an integer SQLite keeps, two of which overflow."""
 
 
+DAY = (1, 50_000, 0, 0, BIG, 0, 0, BIG, 1, 1, BIG, 50_000, BIG, 0, 0, 1, 50_000, BIG)
+"""One day's sums of each group: one demande of evites 50,000 (its squares set to BIG)."""
+
+
 def store(path: Path) -> sqlite3.Connection:
     """The view's tables in a file, and one client's and one preset's two days, each day's
     evites_squared BIG."""
@@ -30,7 +34,7 @@ def store(path: Path) -> sqlite3.Connection:
     marks = ", ".join("?" for _ in SAMPLE_SUMS)
     for champ, valeur in ((CLIENT_WIDE, ""), ("preset", "rapide")):
         for jour in ("2026-11-01", "2026-11-02"):
-            sums = [1, 50_000, 0, 0, BIG, 0, 0, BIG, 1, 1, BIG, 50_000, BIG, 0, 0]
+            sums = DAY
             connection.execute(
                 f"INSERT INTO bilan_echantillons_jours (projection, champ, valeur, client, "
                 f"jour, {columns}) VALUES (?, ?, ?, ?, ?, {marks})",
@@ -51,8 +55,7 @@ def test_sums_past_2_63_are_added_exactly_in_python(tmp_path: Path) -> None:
     # The recent period (the latest day: a quarter of 2 demandes) sums one day: no
     # overflow there; the whole window does overflow and is exact.
     assert recent_samples(c, SQLITE, "p", "preset", {"rapide": 2}, None, None) == {
-        "rapide": ("2026-11-02", (1, 50_000, 0, 0, BIG, 0, 0, BIG, 1, 1, BIG, 50_000, BIG,
-                                  0, 0))}
+        "rapide": ("2026-11-02", DAY)}
 
 
 def test_an_error_other_than_overflow_is_raised(tmp_path: Path) -> None:

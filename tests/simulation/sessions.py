@@ -101,7 +101,8 @@ def echantillon(e: np.ndarray, p: np.ndarray, c: np.ndarray, session: np.ndarray
     e_s, c_s, net_s = (np.add.reduceat(x, starts) for x in (e, c, net))
     sums = [len(e), e.sum(), p.sum(), c.sum(), (e * e).sum(), (c * c).sum(), (e * c).sum(),
             (net * net).sum(), len(starts), (n_s * n_s).sum(), (net_s * net_s).sum(),
-            (n_s * net_s).sum(), (e_s * e_s).sum(), (c_s * c_s).sum(), (e_s * c_s).sum()]
+            (n_s * net_s).sum(), (e_s * e_s).sum(), (c_s * c_s).sum(), (e_s * c_s).sum(),
+            (n_s ** 3).sum(), (n_s * n_s * net_s).sum(), (n_s * net_s * net_s).sum()]
     return Echantillon(*(int(round(float(x))) for x in sums))
 
 
@@ -197,7 +198,9 @@ def _blind(e: Echantillon) -> Echantillon:
                    session_net_squared=e.net_squared,
                    session_demandes_times_net=e.net, session_evites_squared=e.evites_squared,
                    session_corrections_squared=e.corrections_squared,
-                   session_evites_times_corrections=e.evites_times_corrections)
+                   session_evites_times_corrections=e.evites_times_corrections,
+                   session_demandes_cubed=e.demandes, session_demandes_squared_times_net=e.net,
+                   session_demandes_times_net_squared=e.net_squared)
 
 
 def _better(a: Preset, b: Preset, selon: str) -> str | None:

@@ -100,8 +100,9 @@ def samples(presets: list[Preset], sizes: list[int], runs: int, seed: int
         sums = [np.full(runs, n), e.sum(1), p.sum(1), c.sum(1), (e * e).sum(1),
                 (c * c).sum(1), (e * c).sum(1), (net * net).sum(1)]
         # Independent demandes: each its own session, its session sums its own.
-        sums += [sums[0], sums[0], sums[7], sums[1] - sums[2] - sums[3], sums[4], sums[5],
-                 sums[6]]
+        net_sum = sums[1] - sums[2] - sums[3]
+        sums += [sums[0], sums[0], sums[7], net_sum, sums[4], sums[5], sums[6], sums[0],
+                 net_sum, sums[7]]
         per_group.append([Echantillon(*map(int, row))
                           for row in zip(*(np.rint(s).tolist() for s in sums), strict=True)])
     return [list(run) for run in zip(*per_group, strict=True)]

@@ -10,6 +10,7 @@ import math
 import random
 import statistics
 from collections.abc import Sequence
+from fractions import Fraction
 
 import pytest
 from scipy import stats
@@ -18,6 +19,7 @@ from miam_economies.domain.appariees import Tache, comparaisons_appariees
 from miam_economies.domain.comparaisons import comparaisons
 from miam_economies.domain.ecarts import MIN_CORRECTIONS, NIVEAU_VERDICT, Comparaison
 from miam_economies.domain.echantillon import Echantillon
+from miam_economies.domain.intervalles import variance_net_par_demande
 from tests.classement_reference import assert_same, expected_pairs, independent
 
 
@@ -236,3 +238,32 @@ def test_a_net_claim_waits_for_eight_effective_sessions() -> None:
         high.demandes * (8 / high.sessions_effectives - 1))
     (taux,) = comparaisons([("haut", high), ("bas", low)], "taux")
     assert taux.raison is None or not taux.raison.startswith("too few sessions")
+
+
+def test_a_long_sessions_residual_weighs_by_its_leverage() -> None:
+    # CR2 to first order (ADR-0175): Σr_s²·(1 + n_s/(n - 1))/n², computed here from the
+    # sessions themselves, is the variance where one session of 100 sits among ten of 10
+    # (CR1's S/(S - 1) is smaller there); with equal sessions CR1 stays the larger; with
+    # one demande a session all three are the per-demande variance.
+    def sample(sizes: Sequence[int], nets: Sequence[int]) -> Echantillon:
+        return Echantillon.of_sessions([[(net, 0, 0)] * size
+                                        for size, net in zip(sizes, nets, strict=True)])
+
+    def by_hand(sizes: Sequence[int], nets: Sequence[int]) -> tuple[Fraction, Fraction]:
+        n = sum(sizes)
+        mu = Fraction(sum(s * x for s, x in zip(sizes, nets, strict=True)), n)
+        r2 = [(s * x - mu * s) ** 2 for s, x in zip(sizes, nets, strict=True)]
+        cr1 = Fraction(len(sizes), len(sizes) - 1) * sum(r2) / n**2
+        cr2 = sum(r * (1 + Fraction(s, n - 1)) for r, s in zip(r2, sizes, strict=True)) / n**2
+        return cr1, cr2
+
+    uneven, nets = [100] + [10] * 10, [9_000] + [1_000 + 300 * i for i in range(10)]
+    cr1, cr2 = by_hand(uneven, nets)
+    assert cr2 > cr1 and variance_net_par_demande(sample(uneven, nets)) == cr2
+    even = [20] * 11
+    cr1, cr2 = by_hand(even, nets)
+    assert cr1 > cr2 and variance_net_par_demande(sample(even, nets)) == cr1
+    singles = [1] * 11
+    per_demande = Fraction(statistics.variance([Fraction(x) for x in nets]), 11)
+    assert by_hand(singles, nets) == (per_demande, per_demande)
+    assert variance_net_par_demande(sample(singles, nets)) == per_demande
