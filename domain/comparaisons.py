@@ -116,6 +116,16 @@ def _welch(a: str, ea: Echantillon, sa: tuple[float, float, float], b: str,
             unfloored, (se, df) = (se, df), _welch_se_df(vb * nb / na, da, vb, db)
         elif kb < ka and vb * nb < va * na:
             unfloored, (se, df) = (se, df), _welch_se_df(va, da, va * na / nb, db)
+    elif selon == "net" and va * na != vb * nb:
+        # Skewed nets (a rare session of huge reads): a group that has not met one yet
+        # shows a low mean and a low spread together, so the spread per demande of the
+        # two is taken as the larger one's (ADR-0175, decision 3).
+        low, high = (a, b) if va * na < vb * nb else (b, a)
+        note = (f"{low}'s net varies less than {high}'s: on skewed data a group that has "
+                "not met its rare large values yet underestimates its spread")
+        unfloored = (se, df)
+        se, df = (_welch_se_df(vb * nb / na, da, vb, db) if low == a
+                  else _welch_se_df(va, da, va * na / nb, db))
     if se == 0:
         return unmeasured(a, b, difference, "no spread to judge by yet")
     hold, open_low, open_high, k_min = None, False, False, 1.0
@@ -158,7 +168,8 @@ def _welch_se_df(va: float, ka: float, vb: float, kb: float) -> tuple[float, int
     # An effective count just above 1 (one session holding nearly every demande) leaves
     # about one degree of freedom, never a division by zero.
     df = v * v / (va * va / max(ka - 1, _TINY) + vb * vb / max(kb - 1, _TINY))
-    return sqrt(v), max(1, floor(df))
+    # Equal variances give a whole df that floats may land a hair below.
+    return sqrt(v), max(1, floor(df + _TINY))
 
 
 _TINY = 1e-9

@@ -223,6 +223,17 @@ def expected_pairs(groups: Mapping[str, SessionRows], selon: str,
                 floor, welch = welch, _welch(float(vb * nb / na), da, float(vb), db)
             elif unequal and kb < ka and vb * nb < va * na:
                 floor, welch = welch, _welch(float(va), da, float(va * na / nb), db)
+            note = (f"unequal sizes: {small} has {{size}}, too few to know its spread"
+                    if unequal else None)
+            if not unequal and selon == "net" and va * na != vb * nb:
+                # Skewed nets: the spread per demande of the two is the larger's (ADR-0175).
+                low, high = (a, b) if va * na < vb * nb else (b, a)
+                note = (f"{low}'s net varies less than {high}'s: on skewed data a group "
+                        "that has not met its rare large values yet underestimates its "
+                        "spread")
+                floor, welch = welch, (_welch(float(vb * nb / na), da, float(vb), db)
+                                       if low == a else
+                                       _welch(float(va), da, float(va * na / nb), db))
             se, df = welch
             hold = None if se > 0 else "no spread to judge by yet"
             open_ = [False, False]
@@ -250,8 +261,7 @@ def expected_pairs(groups: Mapping[str, SessionRows], selon: str,
                           "p": _p(xa - xb, se, df), "hold": hold, "open": open_,
                           "floor": floor, "short": se == 0, "taches": None,
                           "sizes": (na, nb), "k_min": k_min,
-                          "note": f"unequal sizes: {small} has {size}, too few to know "
-                                  "its spread"})
+                          "note": note and note.replace("{size}", size)})
     return _holm(pairs, selon)
 
 
@@ -320,7 +330,7 @@ def _welch(va: float, na: float, vb: float, nb: float) -> tuple[float, int]:
     if va + vb == 0:
         return 0.0, max(1, math.floor(na + nb - 2))
     df = (va + vb) ** 2 / (va ** 2 / max(na - 1, 1e-9) + vb ** 2 / max(nb - 1, 1e-9))
-    return math.sqrt(va + vb), max(1, math.floor(df))
+    return math.sqrt(va + vb), max(1, math.floor(df + 1e-9))
 
 
 def _p(difference: float, se: float, df: int) -> float:

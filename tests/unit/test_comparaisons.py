@@ -113,9 +113,11 @@ def test_holm_judges_after_the_first_failure_at_its_level() -> None:
                              ("c", Echantillon.of(groups["c"]))], "net")
     assert half == pytest.approx(alone.intervalle[1] - alone.difference,  # type: ignore
                                  rel=1e-12)
-    se = math.sqrt(statistics.variance(n[0] - n[1] - n[2] for n in groups["b"]) / 300
-                   + statistics.variance(n[0] - n[1] - n[2] for n in groups["c"]) / 300)
-    assert half == pytest.approx(stats.t.ppf((1 + NIVEAU_VERDICT) / 2, 597) * se, rel=1e-3)
+    # Each takes the larger spread of the two (skewed nets: ADR-0175).
+    spread = max(statistics.variance(n[0] - n[1] - n[2] for n in groups[cle])
+                 for cle in ("b", "c"))
+    se = math.sqrt(2 * spread / 300)
+    assert half == pytest.approx(stats.t.ppf((1 + NIVEAU_VERDICT) / 2, 598) * se, rel=1e-3)
 
 
 def tasks(rng: random.Random, names: Sequence[str], count: int, quality: dict[str, float]
@@ -267,3 +269,25 @@ def test_a_long_sessions_residual_weighs_by_its_leverage() -> None:
     per_demande = Fraction(statistics.variance([Fraction(x) for x in nets]), 11)
     assert by_hand(singles, nets) == (per_demande, per_demande)
     assert variance_net_par_demande(sample(singles, nets)) == per_demande
+
+
+def test_on_net_the_group_that_varies_less_takes_the_others_spread() -> None:
+    # Skewed nets (ADR-0175): a group that has not met its rare large values shows a low
+    # mean and a low spread together. Equal sizes, one group steady, one spread out: the
+    # standard error is the spread-out one's, twice; told apart without the floor, held
+    # with it, and the raison says why.
+    rng = random.Random(175)
+    steady = [(3_050 + rng.randint(-100, 100), 0, 0) for _ in range(60)]
+    spread = [(rng.choice((1_000, 1_500, 9_000)), 0, 0) for _ in range(60)]
+    a, b = Echantillon.of(spread), Echantillon.of(steady)
+    (pair,) = comparaisons([("spread", a), ("steady", b)], "net")
+    v_spread = statistics.variance([x[0] for x in spread]) / 60
+    half = stats.t.ppf(1 - (1 - NIVEAU_VERDICT) / 2, 118) * math.sqrt(2 * v_spread)
+    assert pair.intervalle is not None and pair.difference is not None
+    assert pair.intervalle[1] - pair.difference == pytest.approx(half, rel=1e-9)
+    assert pair.verdict == "indiscernable"
+    assert pair.raison == ("steady's net varies less than spread's: on skewed data a group "
+                           "that has not met its rare large values yet underestimates its "
+                           "spread")
+    welch = math.sqrt(v_spread + statistics.variance([x[0] for x in steady]) / 60)
+    assert abs(pair.difference) > stats.t.ppf(1 - (1 - NIVEAU_VERDICT) / 2, 59) * welch
