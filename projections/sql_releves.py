@@ -76,12 +76,25 @@ class RelevesWriter:
         where, params = "projection = ?", [name]
         if session_id is not None:
             where, params = where + " AND session_id = ?", [name, session_id]
-        c.execute(f"SELECT {', '.join(COLUMNS)} FROM {_T} WHERE {where} "
-                  "ORDER BY session_id, key_kind, key_value", params)
-        replies = []
-        for row in c.fetchall():
-            session, kind, value, i, o, cr, cc, stamp, model, agent, stop, side = row
-            replies.append(Observation(
-                ReplyKey(session, kind, value), Usage(int(i), int(o), int(cr), int(cc)),
-                stamp, model, agent, stop, bool(side)))
-        return replies
+        return _read(c, where, params)
+
+    @staticmethod
+    def replies_of_plugin_sessions(c: Cursor, name: str) -> list[Observation]:
+        """Projection ``name``'s replies of the sessions the plugin sent events for
+        (``bilan_par_session``; ADR-0177), in key order: the bilan's rapprochement reads
+        these, not every reply."""
+        return _read(c, "projection = ? AND session_id IN (SELECT session_id FROM "
+                     "bilan_par_session WHERE projection = ?)", [name, name])
+
+
+def _read(c: Cursor, where: str, params: list[str]) -> list[Observation]:
+    # The replies of the rows ``where`` selects, in key order.
+    c.execute(f"SELECT {', '.join(COLUMNS)} FROM {_T} WHERE {where} "
+              "ORDER BY session_id, key_kind, key_value", params)
+    replies = []
+    for row in c.fetchall():
+        session, kind, value, i, o, cr, cc, stamp, model, agent, stop, side = row
+        replies.append(Observation(
+            ReplyKey(session, kind, value), Usage(int(i), int(o), int(cr), int(cc)),
+            stamp, model, agent, stop, bool(side)))
+    return replies

@@ -32,6 +32,7 @@ from miam_economies.projections.sql_dialect import SqlDialect
 from miam_economies.projections.sql_figures import FiguresWriter
 from miam_economies.projections.sql_groups import GroupsWriter
 from miam_economies.projections.sql_journal import JournalWriter
+from miam_economies.projections.sql_par_session import SessionsFiguresWriter
 from miam_economies.projections.sql_reads import SqlReader
 from miam_economies.projections.sql_releves import RelevesWriter
 from miam_economies.projections.sql_samples import SamplesWriter
@@ -45,6 +46,7 @@ from miam_economies.projections.view import (
     ProjectionMismatch,
     ProjectionSettings,
     Samples,
+    SessionLue,
 )
 
 
@@ -59,6 +61,7 @@ class SqlBilanView(BilanView):
     samples_writer: SamplesWriter
     groups_writer: GroupsWriter
     journal_writer: JournalWriter
+    sessions_writer: SessionsFiguresWriter
     reader: SqlReader
 
     def compose(self, dialect: SqlDialect) -> None:
@@ -69,6 +72,7 @@ class SqlBilanView(BilanView):
         self.samples_writer = SamplesWriter(dialect)
         self.groups_writer = GroupsWriter(dialect, self.samples_writer)
         self.journal_writer = JournalWriter(self.groups_writer)
+        self.sessions_writer = SessionsFiguresWriter(dialect)
         self.reader = SqlReader(dialect)
         # Per thread: a view serves the threads of a server's pool at once.
         self._pins = threading.local()
@@ -138,6 +142,7 @@ class SqlBilanView(BilanView):
                     f"{name}: this runner cuts days in {delta.zone}, the projection's "
                     f"settings are {tuple(recorded) if recorded else 'gone'}: restart it")
             self.figures_writer.fold(c, name, delta)
+            self.sessions_writer.fold(c, name, delta)
             if groupes or self._serves(c, name):
                 # The classement's samples need the page's demandes as they were.
                 before = self.demandes_writer.before(c, name, delta)
@@ -273,6 +278,16 @@ class SqlBilanView(BilanView):
         """See ``BilanView.releves`` (``RelevesWriter.replies``): one read transaction."""
         with self._read() as c:
             return RelevesWriter.replies(c, name, session_id)
+
+    def session(self, name: str, session_id: str) -> SessionLue:
+        """See ``BilanView.session``: one read transaction."""
+        with self._read() as c:
+            return self.sessions_writer.session(c, name, session_id)
+
+    def sessions_rapprochees(self, name: str) -> dict[str, SessionLue]:
+        """See ``BilanView.sessions_rapprochees``: one read transaction."""
+        with self._read() as c:
+            return self.sessions_writer.sessions_rapprochees(c, name)
 
     def samples(self, name: str, par: str, apparier: str | None = None,
                 depuis: str | None = None, jusqu_au: str | None = None) -> Samples:

@@ -18,6 +18,7 @@ from eventsourcing.persistence import Tracking, TrackingRecorder
 
 from miam_economies.domain.bilan import Figures, FiguresModele
 from miam_economies.domain.errors import MiamEconomiesError
+from miam_economies.domain.rapprochement import PilotageAgent
 from miam_economies.domain.releves import Observation
 from miam_economies.domain.tarifs_fichier import FormuleEnregistree
 from miam_economies.projections.delta import DelegationVue, PageDelta
@@ -83,6 +84,17 @@ class DemandeLue:
     corrections_nombre: int
     delegation: DelegationVue | None
     outils: Mapping[str, tuple[int, int]]
+
+
+class SessionLue(NamedTuple):
+    """One session as the view holds it: ``figures`` (its plugin events' figures, every
+    client summed, tokens; None when the plugin sent nothing for it), ``pilotages`` (each
+    subagent's, by agent id, every client summed) and ``replies`` (Claude Code's merged
+    replies of the session, in key order; empty when none was imported)."""
+
+    figures: Figures | None
+    pilotages: dict[str, PilotageAgent]
+    replies: list[Observation]
 
 
 @dataclass(frozen=True)
@@ -269,6 +281,16 @@ class BilanView(TrackingRecorder, ABC):
         """Projection ``name``'s replies from the relevés folded (of ``session_id`` only,
         when given), each the join of its relevés (``domain.releves.merge``), by key
         (session, key kind, key value, in code-point order), in one read (ADR-0173)."""
+
+    @abstractmethod
+    def session(self, name: str, session_id: str) -> SessionLue:
+        """Claude Code session ``session_id`` of projection ``name``: its plugin figures,
+        each subagent's pilotages and its merged replies (ADR-0176)."""
+
+    @abstractmethod
+    def sessions_rapprochees(self, name: str) -> dict[str, SessionLue]:
+        """The sessions of projection ``name`` with plugin events and replies, by id:
+        the bilan's ``rapprochement`` is made of them (ADR-0177)."""
 
     @abstractmethod
     def samples(self, name: str, par: str, apparier: str | None = None,
