@@ -69,6 +69,7 @@ def lines(lu: SessionLu) -> list[str]:
     for entry in lu.entries:
         releve = "no reply imported" if entry.releve is None else (
             f"releve {entry.releve.cout:,}, ecart {entry.ecart:,}")
+        turns = entry.plugin.tours
         out.append(f"  agent {entry.agent_id}: plugin {entry.plugin.cout:,} over "
-                   f"{entry.plugin.tours:,} turns, {releve}: {entry.verdict}")
+                   f"{turns:,} turn{'' if turns == 1 else 's'}, {releve}: {entry.verdict}")
     return out
