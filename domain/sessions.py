@@ -76,6 +76,16 @@ class Consommation:
                 "usage": usage_dict(self.usage), "cout": self.cout}
 
 
+def total_of(parts: Iterable[Consommation]) -> Consommation:
+    """Several agents' ``Consommation`` summed (an empty iterable gives zeros)."""
+    total = Consommation()
+    for part in parts:
+        total = Consommation(total.reponses + part.reponses,
+                             total.incompletes + part.incompletes,
+                             added(total.usage, part.usage), total.cout + part.cout)
+    return total
+
+
 @dataclass(frozen=True)
 class Claude:
     """What Claude Code's replies of one session cost it (SPEC, "A session", ``claude``):

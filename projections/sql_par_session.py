@@ -17,12 +17,12 @@ from collections.abc import Iterable
 from miam_economies.domain.bilan import Figures
 from miam_economies.domain.events import Usage
 from miam_economies.domain.rapprochement import PilotageAgent
-from miam_economies.domain.releves import Observation
 from miam_economies.projections.delta import PageDelta
 from miam_economies.projections.sql_dialect import SqlDialect
 from miam_economies.projections.sql_releves import RelevesWriter
-from miam_economies.projections.sql_schema import FIGURES, Cursor
-from miam_economies.projections.view import SessionLue
+from miam_economies.projections.sql_releves_agents import ReleveAgentsWriter
+from miam_economies.projections.sql_schema import FIGURES, Cursor, chunks
+from miam_economies.projections.view import SessionLue, SessionRapprocheeLue
 
 AGENT_SUMS = ("input_tokens", "output_tokens", "cache_read_input_tokens",
               "cache_creation_input_tokens", "cout")
@@ -63,6 +63,25 @@ class SessionsFiguresWriter:
                 for (session_id, agent_id, client), m in sorted(delta.agents.items())])
 
     @staticmethod
+    def pair(c: Cursor, name: str, delta: PageDelta) -> None:
+        """Note in ``bilan_sessions_rapprochees`` each session of ``delta`` (its plugin
+        events' or its relevés') that now has both plugin rows and replies, after the
+        page's rows are written; lookups by key, for the page's sessions only (ADR-0177).
+        """
+        plugin = sorted({session_id for session_id, _ in delta.sessions})
+        releves = sorted({key.session_id for key in delta.releves})
+        both: set[str] = set()
+        for sessions, other in ((plugin, "bilan_releves"), (releves, "bilan_par_session")):
+            for chunk in chunks(sessions):
+                c.execute(f"SELECT DISTINCT session_id FROM {other} WHERE projection = ? "
+                          f"AND session_id IN ({', '.join('?' * len(chunk))})",
+                          [name, *chunk])
+                both.update(str(row[0]) for row in c.fetchall())
+        if both:
+            c.executemany("INSERT INTO bilan_sessions_rapprochees VALUES (?, ?) "
+                          "ON CONFLICT DO NOTHING", [(name, s) for s in sorted(both)])
+
+    @staticmethod
     def session(c: Cursor, name: str, session_id: str) -> SessionLue:
         """Session ``session_id`` of projection ``name`` (``SessionLue``), three reads by
         key in ``c``'s transaction."""
@@ -78,13 +97,11 @@ class SessionsFiguresWriter:
         return SessionLue(figures, pilotages, RelevesWriter.replies(c, name, session_id))
 
     @staticmethod
-    def sessions_rapprochees(c: Cursor, name: str) -> dict[str, SessionLue]:
+    def sessions_rapprochees(c: Cursor, name: str) -> dict[str, SessionRapprocheeLue]:
         """Every session of projection ``name`` with plugin events and replies, by id
-        (the bilan's ``rapprochement``, SPEC "In the bilan"): three reads, each of the
-        rows of those sessions only."""
-        both = ("SELECT DISTINCT s.session_id FROM bilan_par_session s "
-                "WHERE s.projection = ? AND EXISTS (SELECT 1 FROM bilan_releves r "
-                "WHERE r.projection = s.projection AND r.session_id = s.session_id)")
+        (the bilan's ``rapprochement``, SPEC "In the bilan"): three reads of the rows of
+        the sessions ``pair`` noted, a row per client or agent, never a reply."""
+        both = "SELECT session_id FROM bilan_sessions_rapprochees WHERE projection = ?"
         c.execute(f"SELECT session_id, {FIGURES} FROM bilan_par_session "
                   f"WHERE projection = ? AND session_id IN ({both})", (name, name))
         figures: defaultdict[str, Figures] = defaultdict(Figures)
@@ -96,11 +113,10 @@ class SessionsFiguresWriter:
                   "FROM bilan_session_agents "
                   f"WHERE projection = ? AND session_id IN ({both})", (name, name))
         pilotages = _pilotages(c.fetchall())
-        replies: defaultdict[str, list[Observation]] = defaultdict(list)
-        for reply in RelevesWriter.replies_of_plugin_sessions(c, name):
-            replies[reply.key.session_id].append(reply)
-        return {session_id: SessionLue(figures[session_id],
-                                       pilotages.get(session_id, {}), replies[session_id])
+        replies = ReleveAgentsWriter.of_paired_sessions(c, name)
+        return {session_id: SessionRapprocheeLue(figures[session_id],
+                                                 pilotages.get(session_id, {}),
+                                                 replies.get(session_id, {}))
                 for session_id in sorted(figures)}
 
     @staticmethod

@@ -44,7 +44,8 @@ day, and each demande's figures by day (ADR-0133); 9: the events set aside
 each demande's session, the samples' sums over sessions (ADR-0166); 11: each demande's
 day, the samples per day and their clusters per (session, day) (ADR-0167); 12: Claude
 Code's replies folded from the relevés, and their count (ADR-0173); 13: each session's
-figures and each subagent's pilotages in it (ADR-0176)."""
+figures and each subagent's pilotages in it (ADR-0176), the sessions both sources saw
+and their replies summed per agent (ADR-0177)."""
 
 CACHE_KIB = 65_536
 """Page cache of each projections connection, KiB (SQLite's default is 2,000)."""

@@ -20,6 +20,7 @@ from miam_economies.domain.bilan import Figures, FiguresModele
 from miam_economies.domain.errors import MiamEconomiesError
 from miam_economies.domain.rapprochement import PilotageAgent
 from miam_economies.domain.releves import Observation
+from miam_economies.domain.sessions import Consommation
 from miam_economies.domain.tarifs_fichier import FormuleEnregistree
 from miam_economies.projections.delta import DelegationVue, PageDelta
 
@@ -95,6 +96,17 @@ class SessionLue(NamedTuple):
     figures: Figures | None
     pilotages: dict[str, PilotageAgent]
     replies: list[Observation]
+
+
+class SessionRapprocheeLue(NamedTuple):
+    """One session both sources saw, as the bilan's rapprochement reads it: ``figures``
+    (its plugin figures, every client summed, tokens), ``pilotages`` (each subagent's,
+    by agent id) and ``par_agent`` (its replies summed per agent, None: the main agent;
+    ADR-0177)."""
+
+    figures: Figures
+    pilotages: dict[str, PilotageAgent]
+    par_agent: dict[str | None, Consommation]
 
 
 @dataclass(frozen=True)
@@ -288,7 +300,7 @@ class BilanView(TrackingRecorder, ABC):
         each subagent's pilotages and its merged replies (ADR-0176)."""
 
     @abstractmethod
-    def sessions_rapprochees(self, name: str) -> dict[str, SessionLue]:
+    def sessions_rapprochees(self, name: str) -> dict[str, SessionRapprocheeLue]:
         """The sessions of projection ``name`` with plugin events and replies, by id:
         the bilan's ``rapprochement`` is made of them (ADR-0177)."""
 

@@ -87,9 +87,10 @@ def plugin_events() -> list[dict[str, Any]]:
 
 
 def _lines(session: str, agent: str | None, message: str,
-           counters: tuple[int, int, int, int], complete: bool) -> list[str]:
+           counters: tuple[int, int, int, int], complete: bool,
+           steps: tuple[int, ...] = (1, 2, 3)) -> list[str]:
     out = []
-    for step in (1, 2, 3):  # the output grows while the reply streams
+    for step in steps:  # the output grows while the reply streams
         i, o, cr, cc = counters
         usage = {"input_tokens": i, "output_tokens": o * step // 3,
                  "cache_read_input_tokens": cr, "cache_creation_input_tokens": cc}
@@ -108,16 +109,20 @@ def _lines(session: str, agent: str | None, message: str,
     return out
 
 
-def write_transcripts(root: Path) -> Path:
+def write_transcripts(root: Path, partial: bool = False) -> Path:
     """The story's transcripts under ``root/projects/-home-dev-app/``, a main file per
-    session and a ``subagents/agent-<id>.jsonl`` per subagent; returns ``root``."""
+    session and a ``subagents/agent-<id>.jsonl`` per subagent; returns ``root``. With
+    ``partial``, each reply's first two lines only: the files as a live session left them
+    while its replies streamed (smaller output, no ``stop_reason`` yet)."""
     project = root / "projects" / "-home-dev-app"
     for session, agents in REPLIES.items():
         for agent, replies in agents.items():
             path = (project / f"{session}.jsonl" if agent is None
                     else project / session / "subagents" / f"agent-{agent}.jsonl")
             path.parent.mkdir(parents=True, exist_ok=True)
-            lines = [line for r in replies for line in _lines(session, agent, *r)]
+            steps = (1, 2) if partial else (1, 2, 3)
+            lines = [line for r in replies
+                     for line in _lines(session, agent, *r, steps=steps)]
             path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return root
 

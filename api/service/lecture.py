@@ -75,8 +75,7 @@ class Lecture:
                        else self.store.identity(position) == identite)
         # Every session both sources saw, once a relevé is folded (ADR-0177).
         rapproche = None if not snapshot.releves else rapprochement_resume(
-            projection.view.sessions_rapprochees(projection.tracking_name),
-            projection.formule)
+            projection.view.sessions_rapprochees(projection.tracking_name))
         return BilanLu(snapshot, head, self.store.count_up_to(position, head),
                        iso_utc(datetime.now(UTC)), meme_source,
                        None if self.journal is None else self.journal.state(),

@@ -24,8 +24,8 @@ from miam_economies.domain.rapprochement import (
     rapprochement,
     resume,
 )
-from miam_economies.domain.sessions import Claude, claude_of, part_economisee
-from miam_economies.projections.view import SessionLue
+from miam_economies.domain.sessions import Claude, claude_of, part_economisee, total_of
+from miam_economies.projections.view import SessionLue, SessionRapprocheeLue
 
 
 @dataclass(frozen=True)
@@ -93,16 +93,16 @@ def ligne(lu: SessionLu) -> str:
     return " · ".join(parts)
 
 
-def rapprochement_resume(sessions: Mapping[str, SessionLue], formule: Formule
-                         ) -> dict[str, Any]:
+def rapprochement_resume(sessions: Mapping[str, SessionRapprocheeLue]) -> dict[str, Any]:
     """The bilan's ``rapprochement`` (SPEC, "In the bilan"; ``domain.rapprochement.
     resume``) of ``sessions``: the view's sessions with plugin events and replies
-    (``BilanView.sessions_rapprochees``), under ``formule``."""
+    (``BilanView.sessions_rapprochees``), their replies summed per agent under the
+    projection's formula by the fold (ADR-0177)."""
     both = []
     for lue in sessions.values():
-        claude = claude_of(lue.replies, formule)
-        if claude is None or lue.figures is None:
+        if not lue.par_agent:
             continue
+        claude = Claude(total_of(lue.par_agent.values()), lue.par_agent)
         both.append(SessionRapprochee(lue.figures.net, claude,
                                       rapprochement(lue.pilotages, claude)))
     return resume(both)

@@ -123,6 +123,22 @@ class Sessions:
         assert "saved" not in plugin_only and "1 delegation\n" in plugin_only
 
 
+    def test_a_session_read_while_its_replies_stream_then_once_they_end(
+            self, server: LiveServer, tmp_path: Path) -> None:
+        # The files as a live session left them (each reply's first lines: smaller,
+        # no stop_reason), then as it ended: the replies grow, their rows and the
+        # bilan's per-agent sums follow, and the whole equals the recomputation.
+        assert server.post({"evenements": plugin_events()}).status_code == 200
+        server.cli("releves", str(write_transcripts(tmp_path / "early", partial=True)))
+        early = session(server, BOTH)
+        assert {e["verdict"] for e in early["rapprochement"]} == {"releve_incomplet",
+                                                                  "non_observe"}
+        assert server.bilan()["rapprochement"]["releve_incomplet"] == 4
+        server.cli("releves", str(write_transcripts(tmp_path / "claude")))
+        assert session(server, BOTH) == expected_session(BOTH)
+        assert server.bilan()["rapprochement"] == expected_summary()
+
+
 class TestSessionsSQLite(Sessions):
     backend = "sqlite"
 
@@ -145,6 +161,13 @@ def test_a_replay_under_a_weighted_formula_keeps_the_session(
         server.cli("replay", "--formule", "pondere-v1")
         server.start()
         after = session(server, session_id)
+        # The fold's per-agent sums of replies are the session's, under the new formula.
+        summary = server.bilan()["rapprochement"]
+        both = session(server, BOTH)
+        assert summary["depense_claude"] == both["claude"]["cout"]
+        assert summary["ecart"] == sum(e["ecart"] for e in both["rapprochement"]
+                                       if e["verdict"] != "releve_incomplet"
+                                       and e["ecart"] is not None)
     finally:
         server.close()
     assert after["claude"]["reponses"] == before["claude"]["reponses"]

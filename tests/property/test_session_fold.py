@@ -1,6 +1,8 @@
-"""A session's rows are order-proof on both backends (ADR-0176): the story's plugin events
-stored in any order and batches, its transcripts imported before, between or after them,
-folded in pages of any size, give every session's document and the bilan's summary as
+"""A session's rows are order-proof on both backends (ADR-0176, ADR-0177): the story's
+plugin events stored in any order and batches, its transcripts imported before, between
+or after them, and the same files as a live session left them earlier (every reply
+smaller and incomplete) imported at another moment, folded in pages of any
+size, give every session's document and the bilan's summary as
 ``tests/session_support.py`` recomputes them independently. Real SQLite files and the
 real PostgreSQL; each example has its own store."""
 
@@ -38,12 +40,17 @@ def check(backend: str, seed: int, page_size: int) -> None:
     cut = sorted(random.sample(range(1, len(events)), random.randint(0, 3)))
     batches = [events[a:b] for a, b in zip([0, *cut], [*cut, len(events)], strict=True)]
     when = random.randint(0, len(batches))  # the import's place among the batches
+    # An import of the files as they stood mid-stream, at any place: before the full
+    # one, its replies grow in a later page (each reply's part of its agent's sums is
+    # moved); after it, it changes nothing.
+    early = random.randint(0, len(batches))
     with store(backend) as chosen, tempfile.TemporaryDirectory() as folder:
-        transcripts = write_transcripts(Path(folder))
+        transcripts = write_transcripts(Path(folder, "full"))
+        streaming = write_transcripts(Path(folder, "partial"), partial=True)
         for n, batch in enumerate([*batches, None]):
-            if n == when:
-                import_releves([transcripts], chosen.data,
-                               database_url=chosen.database_url)
+            for path, at in ((streaming, early), (transcripts, when)):
+                if n == at:
+                    import_releves([path], chosen.data, database_url=chosen.database_url)
             if batch is not None:
                 with open_services(chosen, run_projections=False) as services:
                     services.store.append(accept_batch({"evenements": batch}))
