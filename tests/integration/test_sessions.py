@@ -8,6 +8,7 @@ refusals (404, 400, 401), never a 500."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -137,6 +138,23 @@ class Sessions:
         server.cli("releves", str(write_transcripts(tmp_path / "claude")))
         assert session(server, BOTH) == expected_session(BOTH)
         assert server.bilan()["rapprochement"] == expected_summary()
+
+
+    def test_the_report_shows_the_share_saved_and_the_verdicts(
+            self, server: LiveServer, tmp_path: Path) -> None:
+        before = server.client.get("/economies/rapport")
+        assert before.status_code == 200 and "No transcript imported yet" in before.text
+        loaded(server, tmp_path)
+        server.bilan()
+        page = server.client.get("/economies/rapport").text
+        summary = expected_summary()
+        section = page[page.index('id="part-economisee"'):page.index("Anomalies and")]
+        text = " ".join(re.sub(r"<[^>]+>", " ", section).split())
+        assert (f"spent {summary['depense_claude']:,} tokens" in text
+                and f"saved {summary['part_economisee']:.1%}" in text)
+        for verdict in ("concorde", "plugin_sous_releve", "plugin_au_dessus",
+                        "releve_incomplet", "non_observe"):
+            assert f"{verdict} {summary[verdict]}" in text
 
 
 class TestSessionsSQLite(Sessions):
