@@ -18,11 +18,11 @@ from miam_economies.domain.bilan import Figures
 from miam_economies.domain.events import Usage
 from miam_economies.domain.rapprochement import PilotageAgent
 from miam_economies.projections.delta import PageDelta
+from miam_economies.projections.session_rows import SessionLue, SessionRapprocheeLue
 from miam_economies.projections.sql_dialect import SqlDialect
 from miam_economies.projections.sql_releves import RelevesWriter
 from miam_economies.projections.sql_releves_agents import ReleveAgentsWriter
 from miam_economies.projections.sql_schema import FIGURES, Cursor, chunks
-from miam_economies.projections.view import SessionLue, SessionRapprocheeLue
 
 AGENT_SUMS = ("input_tokens", "output_tokens", "cache_read_input_tokens",
               "cache_creation_input_tokens", "cout")

@@ -27,6 +27,7 @@ from miam_economies.domain.releves import Observation
 from miam_economies.domain.tarifs_fichier import FormuleEnregistree
 from miam_economies.projections import sql_formules
 from miam_economies.projections.delta import PageDelta
+from miam_economies.projections.session_rows import SessionLue, SessionRapprocheeLue
 from miam_economies.projections.sql_demandes import DemandesWriter
 from miam_economies.projections.sql_dialect import SqlDialect
 from miam_economies.projections.sql_figures import FiguresWriter
@@ -47,8 +48,6 @@ from miam_economies.projections.view import (
     ProjectionMismatch,
     ProjectionSettings,
     Samples,
-    SessionLue,
-    SessionRapprocheeLue,
 )
 
 

@@ -18,11 +18,10 @@ from eventsourcing.persistence import Tracking, TrackingRecorder
 
 from miam_economies.domain.bilan import Figures, FiguresModele
 from miam_economies.domain.errors import MiamEconomiesError
-from miam_economies.domain.rapprochement import PilotageAgent
 from miam_economies.domain.releves import Observation
-from miam_economies.domain.sessions import Consommation
 from miam_economies.domain.tarifs_fichier import FormuleEnregistree
 from miam_economies.projections.delta import DelegationVue, PageDelta
+from miam_economies.projections.session_rows import SessionLue, SessionRapprocheeLue
 
 INCONNU = "(inconnu)"
 """Group key of demandes without a value for the journal field asked (SPEC, "Breakdowns")."""
@@ -85,28 +84,6 @@ class DemandeLue:
     corrections_nombre: int
     delegation: DelegationVue | None
     outils: Mapping[str, tuple[int, int]]
-
-
-class SessionLue(NamedTuple):
-    """One session as the view holds it: ``figures`` (its plugin events' figures, every
-    client summed, tokens; None when the plugin sent nothing for it), ``pilotages`` (each
-    subagent's, by agent id, every client summed) and ``replies`` (Claude Code's merged
-    replies of the session, in key order; empty when none was imported)."""
-
-    figures: Figures | None
-    pilotages: dict[str, PilotageAgent]
-    replies: list[Observation]
-
-
-class SessionRapprocheeLue(NamedTuple):
-    """One session both sources saw, as the bilan's rapprochement reads it: ``figures``
-    (its plugin figures, every client summed, tokens), ``pilotages`` (each subagent's,
-    by agent id) and ``par_agent`` (its replies summed per agent, None: the main agent;
-    ADR-0177)."""
-
-    figures: Figures
-    pilotages: dict[str, PilotageAgent]
-    par_agent: dict[str | None, Consommation]
 
 
 @dataclass(frozen=True)

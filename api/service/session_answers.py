@@ -25,7 +25,7 @@ from miam_economies.domain.rapprochement import (
     resume,
 )
 from miam_economies.domain.sessions import Claude, claude_of, part_economisee, total_of
-from miam_economies.projections.view import SessionLue, SessionRapprocheeLue
+from miam_economies.projections.session_rows import SessionLue, SessionRapprocheeLue
 
 
 @dataclass(frozen=True)
