@@ -71,7 +71,9 @@ def fill(size: int, ours: Path, naive: Path, progress: Callable[[int], None]) ->
     subprocess.run([str(servers.OURS_BIN / "python"), "-c", OPEN_CHILD, str(ours), TOKEN],
                    check=True, capture_output=True, text=True, cwd=ours)
     demande = next(e["demande_id"] for e in events if e["type"] == "delegation")
-    return {"day": events[len(events) // 2]["date"][:10], "demande": demande}
+    middle = events[len(events) // 2]
+    return {"day": middle["date"][:10], "demande": demande,
+            "session": middle["session_id"]}
 
 
 OPEN_CHILD = """
@@ -137,6 +139,10 @@ def raw_log_read(data: Path) -> float:
 NEW_KINDS = ("semaine", "mois", "preset_semaine", "modele_jour", "preset_semaine_tout")
 """The reads of ``new_breakdowns``, by kind."""
 
+SESSION_KINDS = ("session", "ligne")
+"""The session reads (issue 31, items 2 and 4; ADR-0176, ADR-0178): skipped on a release
+without the session route."""
+
 WINDOW_KINDS = ("classement_semaine", "classement_depuis")
 """The windowed classement reads (issue 30, ADR-0167), by kind: skipped on a release that
 refuses ``depuis`` on the classement."""
@@ -189,6 +195,8 @@ def reads(server: Server, target: dict[str, str], requests: int,
         kinds["paired"] = ("/economies/classement", {"par": "preset", "apparier": "test_id"})
         kinds.update(new_breakdowns(target["day"]))
         kinds.update(windowed_classements(target["day"]))
+        session = f"/economies/sessions/{target['session']}"
+        kinds.update({"session": (session, {}), "ligne": (session, {"format": "ligne"})})
     out: dict[str, list[float]] = {}
     with client_for(server) as http:
         # An earlier release measured with --ours-bin has no periods but the day, and
@@ -197,8 +205,11 @@ def reads(server: Server, target: dict[str, str], requests: int,
             "par": "mois", "depuis": "2000-01-01"}).status_code == 200
         windows = not server.naive and http.get("/economies/classement", params={
             "par": "preset", "depuis": "2000-01-01"}).status_code == 200
+        sessions = not server.naive and http.get(
+            f"/economies/sessions/{target['session']}").status_code == 200
         for kind, (path, params) in kinds.items():
-            if (kind in NEW_KINDS and not periods) or (kind in WINDOW_KINDS and not windows):
+            if ((kind in NEW_KINDS and not periods) or (kind in WINDOW_KINDS and not windows)
+                    or (kind in SESSION_KINDS and not sessions)):
                 continue
             for _ in range(0 if server.naive else 3):
                 http.get(path, params=params).raise_for_status()

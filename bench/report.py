@@ -201,6 +201,16 @@ def history_rows(histories: dict[str, Any]) -> list[Row]:
                         "<= 5 ms" if size == largest else ""])
     for size in sizes:
         ours = histories[size]["reads"]["ours"]
+        for kind, what in (("session", "JSON"), ("ligne", "format=ligne, the status line")):
+            if kind not in ours:  # a release without the session route (--ours-bin)
+                continue
+            p50, demande = percentile(ours[kind], 50), percentile(ours["demande"], 50)
+            out.append([f"session read ({what}) at {int(size):,} events: p50 / p99",
+                        f"{p50 * 1000:.2f} / {percentile(ours[kind], 99) * 1000:.2f} ms",
+                        f"demande {demande * 1000:.2f} ms", f"{p50 / demande:.2f}",
+                        "<= 2 ms" if size == largest else ""])
+    for size in sizes:
+        ours = histories[size]["reads"]["ours"]
         paired, ranked = percentile(ours["paired"], 50), percentile(ours["classement"], 50)
         out.append([f"paired classement read (apparier=test_id, {TEST_TASKS:,} tasks x "
                     f"{TEST_PRESETS} presets) at {int(size):,} events: p50 / p99",

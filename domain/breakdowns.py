@@ -25,6 +25,11 @@ détail par preset ou par format"), so that they are read by period within the b
 read budget; any other field is split by period from the per-demande, per-day rows at
 read time, at a cost that grows with the demandes read (ADR-0133)."""
 
+ALONE = "session"
+"""The dimension that splits no further and is split by no other: a Claude Code
+session's figures are kept per session and client only, each event under its own
+``session_id`` (ADR-0176), not per day nor per demande."""
+
 NOT_BY_DEMANDE = "modele"
 """The one dimension that is not a property of a demande: a pilotage's model is the
 model of a turn whose cost is split over several demandes, and the per-model rows are not
@@ -55,9 +60,10 @@ def periode(par: str, jour: str) -> str:
 
 
 def dimension(par: str) -> str:
-    """The dimension ``par`` names: a period, ``client``, ``modele``, ``demande``, or
-    ``journal.<field>`` for any other name (``preset`` and ``journal.preset`` are one)."""
-    if par in (*PERIODES, "client", "modele", "demande"):
+    """The dimension ``par`` names: a period, ``client``, ``modele``, ``demande``,
+    ``session``, or ``journal.<field>`` for any other name (``preset`` and
+    ``journal.preset`` are one)."""
+    if par in (*PERIODES, "client", "modele", "demande", ALONE):
         return par
     return "journal." + par.removeprefix("journal.")
 
@@ -100,9 +106,10 @@ def check_bounds(par: str | None, depuis: str | None, jusqu_au: str | None,
                  names: BoundNames = WIRE_NAMES, puis: str | None = None) -> None:
     """Raise ``BoundsError`` (a ``ValueError``) unless a breakdown's parameters are sound:
     ``puis`` only with ``par``, naming another dimension, and not ``modele`` beside a
-    property of a demande (``NOT_BY_DEMANDE``); the day bounds each a ``YYYY-MM-DD`` day,
-    only when ``par`` or ``puis`` is a period, ``depuis`` not after ``jusqu_au``. The
-    message names the parameter as ``names`` spells it."""
+    property of a demande (``NOT_BY_DEMANDE``), nor beside ``session`` (``ALONE``); the
+    day bounds each a ``YYYY-MM-DD`` day, only when ``par`` or ``puis`` is a period,
+    ``depuis`` not after ``jusqu_au``. The message names the parameter as ``names``
+    spells it."""
     if puis is not None:
         if not par:
             raise BoundsError(f"{names.puis} splits the groups of {names.par}: "
@@ -113,6 +120,9 @@ def check_bounds(par: str | None, depuis: str | None, jusqu_au: str | None,
         if a == b:
             raise BoundsError(f"{names.puis}: {puis!r} is the dimension {names.par} "
                               "already names")
+        if ALONE in (a, b):
+            raise BoundsError(f"{names.puis}: a breakdown by {ALONE!r} takes no second "
+                              "dimension (each session's figures are kept whole)")
         if NOT_BY_DEMANDE in (a, b) and not {a, b} & {*PERIODES, "client"}:
             raise BoundsError(
                 f"{names.puis}: a pilotage's model is not split by demande, so "

@@ -16,7 +16,7 @@ from difflib import get_close_matches
 from miam_economies.domain.breakdowns import PERIODES
 from miam_economies.domain.errors import MiamEconomiesError
 
-BUILT_IN = (*PERIODES, "client", "modele", "demande")
+BUILT_IN = (*PERIODES, "client", "modele", "demande", "session")
 """The dimensions that are not a journal field (SPEC, "Breakdowns")."""
 
 

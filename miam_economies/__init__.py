@@ -18,6 +18,9 @@ The names a host app (MIAM) uses, importable from here (SPEC, "Installed as a li
   relevés (its own record of each reply), as ``miam-economies releves`` does (ADR-0174);
   it returns ``RelevesImportes`` (the counts) and raises ``TranscriptPathMissing`` (a
   ``FileNotFoundError``) naming a PATH that does not exist, before anything is read;
+* ``read_session(session_id, data=...)``: one Claude Code session, the plugin's figures
+  beside Claude Code's own replies, the share saved and the rapprochement of each
+  subagent's cost (None for a session neither source has seen; ADR-0176, ADR-0177);
 * ``read_classement(data, par="preset", selon=..., apparier=...)``: which preset is
   ahead, and how sure that is; it raises ``ClassementError`` (a ``ValueError``) for
   parameters the SPEC refuses (a ``par`` or ``apparier`` a model chose, say);
@@ -50,6 +53,7 @@ if TYPE_CHECKING:
         net_du_jour,
         read_bilan,
         read_classement,
+        read_session,
     )
     from miam_economies.api.service.releves import RelevesImportes, import_releves
     from miam_economies.api.service.settings import Settings
@@ -62,7 +66,7 @@ __all__ = ["BearerAuth", "ClassementError", "EmbeddingRefused", "MiamEconomiesEr
            "NotUnderstood", "RelevesImportes", "Settings", "TranscriptPathMissing",
            "economies_routes", "economies_section",
            "import_releves", "net_du_jour", "open_economies", "read_bilan",
-           "read_classement"]
+           "read_classement", "read_session"]
 
 _HOMES = {
     "BearerAuth": "miam_economies.api.http.auth",
@@ -76,6 +80,7 @@ _HOMES = {
     "net_du_jour": "miam_economies.api.service.reading",
     "read_bilan": "miam_economies.api.service.reading",
     "read_classement": "miam_economies.api.service.reading",
+    "read_session": "miam_economies.api.service.reading",
     "import_releves": "miam_economies.api.service.releves",
     "RelevesImportes": "miam_economies.api.service.releves",
     "TranscriptPathMissing": "miam_economies.api.service.transcripts",

@@ -104,9 +104,13 @@ class PageDelta:
     ``anomalies[(client, kind)]`` and ``conflits[client]`` counts; ``ecartes``: the
     events set aside (ADR-0135), in no other table; ``releves``: the page's relevés
     merged by reply key (``releves.merge``), in no other table, and ``releves_lus``: how
-    many relevé events the page holds (ADR-0173); ``evenements``: events folded (the
-    set-aside ones apart, the relevés in). ``jours_of``: the day of a date in ``zone``
-    (``domain.bilan.Jours``; a fold passes its own so the memo outlives the page).
+    many relevé events the page holds (ADR-0173); ``sessions[(session_id, client)]``:
+    each Claude Code session's ``Figures`` (each event under its own ``session_id``)
+    and ``agents[(session_id, agent_id, client)]``: each subagent's pilotages in it
+    (``FiguresModele``: turns, counters, cost), for the session read (ADR-0176);
+    ``evenements``: events folded (the set-aside ones apart, the relevés in).
+    ``jours_of``: the day of a date in ``zone`` (``domain.bilan.Jours``; a fold passes
+    its own so the memo outlives the page).
     """
 
     formule: Formule
@@ -126,6 +130,10 @@ class PageDelta:
     ecartes: list[Ecarte] = field(default_factory=list)
     releves: dict[ReplyKey, Observation] = field(default_factory=dict)
     releves_lus: int = 0
+    sessions: defaultdict[tuple[str, str], Figures] = field(
+        default_factory=lambda: defaultdict(Figures))
+    agents: defaultdict[tuple[str, str, str], FiguresModele] = field(
+        default_factory=lambda: defaultdict(FiguresModele))
     evenements: int = 0
     jours_of: Jours | None = field(default=None, compare=False, repr=False)
 
@@ -199,6 +207,9 @@ class PageDelta:
         on_day = self.demandes_jours[(client, evenement.demande_id, jour)]
         on_day.delegations += 1
         on_day.evites += evites
+        session = self.sessions[(evenement.session_id, client)]
+        session.delegations += 1
+        session.evites += evites
         vue = DelegationVue.of(evenement, jour)
         demande.delegation = vue if demande.delegation is None else demande.delegation.merge(vue)
 
@@ -216,6 +227,9 @@ class PageDelta:
         day.evenements += 1
         day.pilotage += cout
         self.modeles[(client, evenement.modele, jour)].add_turn(evenement, cout)
+        session_id = evenement.session_id
+        self.sessions[(session_id, client)].pilotage += cout
+        self.agents[(session_id, evenement.agent_id, client)].add_turn(evenement, cout)
         demandes, demandes_jours = self.demandes, self.demandes_jours
         for demande_id, part in parts_pilotage(cout, evenement.demande_ids):
             demande = demandes[(client, demande_id)]
@@ -240,6 +254,7 @@ class PageDelta:
         demande = self.demandes[(client, evenement.demande_id)]
         demande.figures.corrections += cout
         self.demandes_jours[(client, evenement.demande_id, jour)].corrections += cout
+        self.sessions[(evenement.session_id, client)].corrections += cout
         demande.corrections_nombre += 1
         demande.liens.add(evenement.id)
         outil = evenement.outil

@@ -40,7 +40,7 @@ from miam_economies.projections.sql_schema import REBUILT_ON_UPGRADE, view_table
 from miam_economies.projections.sql_view import SqlBilanView
 from miam_economies.projections.view import ProjectionMismatch
 
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 """Version of the view's tables, in ``bilan_schema`` (the SQLite view's numbering): older
 tables are dropped and the projections rebuilt from the store, as on SQLite."""
 

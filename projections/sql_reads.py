@@ -13,6 +13,7 @@ from miam_economies.domain.bilan import Figures, FiguresModele
 from miam_economies.projections.delta import DelegationVue
 from miam_economies.projections.sql_breakdowns import read_breakdown
 from miam_economies.projections.sql_dialect import SqlDialect
+from miam_economies.projections.sql_par_session import SessionsFiguresWriter
 from miam_economies.projections.sql_samples import (
     CLIENT_WIDE,
     SAMPLE_SUMS,
@@ -152,6 +153,8 @@ class SqlReader:
                  jusqu_au: str | None, clients: Mapping[str, Figures]) -> Groupes | Groupes2:
         if puis is None and par == "client":
             return {client: {client: f} for client, f in sorted(clients.items())}
+        if par == "session":  # alone: check_bounds refuses a second dimension (0176)
+            return SessionsFiguresWriter.breakdown(c, name)
         if puis is None and par in ("jour", "demande"):
             # One table, one row per group and client: read straight into the groups.
             if par == "jour":

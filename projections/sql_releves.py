@@ -14,6 +14,8 @@ order, as Python's ``min`` of two strings.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from miam_economies.domain.events import Usage
 from miam_economies.domain.releves import COUNTERS, Observation, ReplyKey
 from miam_economies.projections.delta import PageDelta
@@ -69,6 +71,18 @@ class RelevesWriter:
                   (delta.releves_lus, name))
 
     @staticmethod
+    def stored(c: Cursor, name: str, keys: Iterable[ReplyKey]) -> dict[ReplyKey, Observation]:
+        """The rows of ``keys`` that projection ``name`` holds, as they stand (read before
+        a page's upsert: ``sql_releves_agents`` moves each reply's part from them)."""
+        out = {}
+        for key in sorted(keys):
+            for reply in _read(c, "projection = ? AND session_id = ? AND key_kind = ? "
+                               "AND key_value = ?", [name, key.session_id, key.kind,
+                                                     key.value]):
+                out[key] = reply
+        return out
+
+    @staticmethod
     def replies(c: Cursor, name: str, session_id: str | None = None) -> list[Observation]:
         """Projection ``name``'s replies (of ``session_id`` only, when given), each an
         ``Observation`` (tokens; the earliest timestamp), in key order: session, key
@@ -76,12 +90,17 @@ class RelevesWriter:
         where, params = "projection = ?", [name]
         if session_id is not None:
             where, params = where + " AND session_id = ?", [name, session_id]
-        c.execute(f"SELECT {', '.join(COLUMNS)} FROM {_T} WHERE {where} "
-                  "ORDER BY session_id, key_kind, key_value", params)
-        replies = []
-        for row in c.fetchall():
-            session, kind, value, i, o, cr, cc, stamp, model, agent, stop, side = row
-            replies.append(Observation(
-                ReplyKey(session, kind, value), Usage(int(i), int(o), int(cr), int(cc)),
-                stamp, model, agent, stop, bool(side)))
-        return replies
+        return _read(c, where, params)
+
+
+def _read(c: Cursor, where: str, params: list[str]) -> list[Observation]:
+    # The replies of the rows ``where`` selects, in key order.
+    c.execute(f"SELECT {', '.join(COLUMNS)} FROM {_T} WHERE {where} "
+              "ORDER BY session_id, key_kind, key_value", params)
+    replies = []
+    for row in c.fetchall():
+        session, kind, value, i, o, cr, cc, stamp, model, agent, stop, side = row
+        replies.append(Observation(
+            ReplyKey(session, kind, value), Usage(int(i), int(o), int(cr), int(cc)),
+            stamp, model, agent, stop, bool(side)))
+    return replies

@@ -23,7 +23,8 @@ TABLES = ("bilan_clients", "bilan_state", "bilan_jours", "bilan_modeles", "bilan
           "bilan_demandes_jours", "bilan_outils", "bilan_liens", "bilan_groupes",
           "bilan_groupes_jours", "bilan_echantillons", "bilan_echantillons_jours",
           "bilan_sessions", "bilan_anomalies", "bilan_sources", "bilan_ecartes",
-          "bilan_releves")
+          "bilan_releves", "bilan_par_session", "bilan_session_agents",
+          "bilan_sessions_rapprochees", "bilan_releves_agents")
 """The tables keyed by projection."""
 JOURNAL_TABLES = ("journal_valeurs", "journal_demandes", "journal_suivi")
 """The tables keyed by journal file."""
@@ -174,6 +175,33 @@ def view_tables(text: str, integer: str, tokens: str, boolean: str,
         f"cache_creation_input_tokens {i} NOT NULL, horodatage {t} NOT NULL, "
         f"model {t}, agent_id {t}, stop_reason {t}, is_sidechain {b} NOT NULL, "
         f"PRIMARY KEY (projection, session_id, key_kind, key_value)){w}",
+        # Each Claude Code session's figures per client, every event under its own
+        # session_id (ADR-0176): the session read and ?par=session read them by key.
+        f"CREATE TABLE IF NOT EXISTS bilan_par_session (projection {t}, "
+        f"session_id {t}, client {t}, {figures}, "
+        f"PRIMARY KEY (projection, session_id, client)){w}",
+        # Each subagent's pilotages in a session: turns, the four counters and the
+        # formula's cost summed, for the rapprochement (ADR-0177).
+        f"CREATE TABLE IF NOT EXISTS bilan_session_agents (projection {t}, "
+        f"session_id {t}, agent_id {t}, client {t}, tours {i} NOT NULL, "
+        f"input_tokens {n} NOT NULL, output_tokens {n} NOT NULL, "
+        f"cache_read_input_tokens {n} NOT NULL, "
+        f"cache_creation_input_tokens {n} NOT NULL, cout {n} NOT NULL, "
+        f"PRIMARY KEY (projection, session_id, agent_id, client)){w}",
+        # The sessions with both plugin rows and replies, noted by the fold when the
+        # second source arrives: the bilan's rapprochement reads these, not every
+        # session (ADR-0177).
+        f"CREATE TABLE IF NOT EXISTS bilan_sessions_rapprochees (projection {t}, "
+        f"session_id {t}, PRIMARY KEY (projection, session_id)){w}",
+        # Claude Code's replies summed per session and agent (agent_key '' for the main
+        # agent), moved as the replies' rows change: the rapprochement's relevés
+        # (ADR-0177).
+        f"CREATE TABLE IF NOT EXISTS bilan_releves_agents (projection {t}, "
+        f"session_id {t}, agent_key {t}, reponses {i} NOT NULL, "
+        f"incompletes {i} NOT NULL, input_tokens {n} NOT NULL, "
+        f"output_tokens {n} NOT NULL, cache_read_input_tokens {n} NOT NULL, "
+        f"cache_creation_input_tokens {n} NOT NULL, cout {n} NOT NULL, "
+        f"PRIMARY KEY (projection, session_id, agent_key)){w}",
         # Per journal file (chemin): its first line per demande, the scalar values
         # of those lines, and how far it was read (fichier: device:inode; empreinte:
         # a digest of the bytes read, to tell a file truncated and refilled in place).

@@ -27,13 +27,16 @@ from miam_economies.domain.releves import Observation
 from miam_economies.domain.tarifs_fichier import FormuleEnregistree
 from miam_economies.projections import sql_formules
 from miam_economies.projections.delta import PageDelta
+from miam_economies.projections.session_rows import SessionLue, SessionRapprocheeLue
 from miam_economies.projections.sql_demandes import DemandesWriter
 from miam_economies.projections.sql_dialect import SqlDialect
 from miam_economies.projections.sql_figures import FiguresWriter
 from miam_economies.projections.sql_groups import GroupsWriter
 from miam_economies.projections.sql_journal import JournalWriter
+from miam_economies.projections.sql_par_session import SessionsFiguresWriter
 from miam_economies.projections.sql_reads import SqlReader
 from miam_economies.projections.sql_releves import RelevesWriter
+from miam_economies.projections.sql_releves_agents import ReleveAgentsWriter
 from miam_economies.projections.sql_samples import SamplesWriter
 from miam_economies.projections.sql_schema import TABLES, Cursor
 from miam_economies.projections.view import (
@@ -59,6 +62,8 @@ class SqlBilanView(BilanView):
     samples_writer: SamplesWriter
     groups_writer: GroupsWriter
     journal_writer: JournalWriter
+    sessions_writer: SessionsFiguresWriter
+    releve_agents_writer: ReleveAgentsWriter
     reader: SqlReader
 
     def compose(self, dialect: SqlDialect) -> None:
@@ -69,6 +74,8 @@ class SqlBilanView(BilanView):
         self.samples_writer = SamplesWriter(dialect)
         self.groups_writer = GroupsWriter(dialect, self.samples_writer)
         self.journal_writer = JournalWriter(self.groups_writer)
+        self.sessions_writer = SessionsFiguresWriter(dialect)
+        self.releve_agents_writer = ReleveAgentsWriter(dialect)
         self.reader = SqlReader(dialect)
         # Per thread: a view serves the threads of a server's pool at once.
         self._pins = threading.local()
@@ -120,10 +127,15 @@ class SqlBilanView(BilanView):
             c.execute("INSERT INTO bilan_sources (projection, identite, avance_le) "
                       "VALUES (?, ?, ?) ON CONFLICT (projection) "
                       "DO UPDATE SET identite = excluded.identite, "
-                      "avance_le = excluded.avance_le",
+                      "avance_le = excluded.avance_le RETURNING releves",
                       (name, identite, int(time.time() * 1000)))
+            # Relevés folded before this page: until there are some, no session can
+            # have both sources and the pairing below costs nothing (ADR-0177).
+            releves_before = c.fetchone()[0]
             if delta.releves_lus:  # a page of the plugin's events alone pays nothing
+                stored = RelevesWriter.stored(c, name, delta.releves)
                 RelevesWriter.fold(c, name, delta)
+                self.releve_agents_writer.fold(c, name, delta, stored)
             if delta.ecartes:  # set aside: in no figure, counted apart (ADR-0135)
                 c.executemany("INSERT INTO bilan_ecartes VALUES (?, ?, ?) "
                               "ON CONFLICT DO NOTHING",
@@ -138,6 +150,9 @@ class SqlBilanView(BilanView):
                     f"{name}: this runner cuts days in {delta.zone}, the projection's "
                     f"settings are {tuple(recorded) if recorded else 'gone'}: restart it")
             self.figures_writer.fold(c, name, delta)
+            self.sessions_writer.fold(c, name, delta)
+            if releves_before or delta.releves_lus:
+                self.sessions_writer.pair(c, name, delta)
             if groupes or self._serves(c, name):
                 # The classement's samples need the page's demandes as they were.
                 before = self.demandes_writer.before(c, name, delta)
@@ -273,6 +288,16 @@ class SqlBilanView(BilanView):
         """See ``BilanView.releves`` (``RelevesWriter.replies``): one read transaction."""
         with self._read() as c:
             return RelevesWriter.replies(c, name, session_id)
+
+    def session(self, name: str, session_id: str) -> SessionLue:
+        """See ``BilanView.session``: one read transaction."""
+        with self._read() as c:
+            return self.sessions_writer.session(c, name, session_id)
+
+    def sessions_rapprochees(self, name: str) -> dict[str, SessionRapprocheeLue]:
+        """See ``BilanView.sessions_rapprochees``: one read transaction."""
+        with self._read() as c:
+            return self.sessions_writer.sessions_rapprochees(c, name)
 
     def samples(self, name: str, par: str, apparier: str | None = None,
                 depuis: str | None = None, jusqu_au: str | None = None) -> Samples:

@@ -33,7 +33,7 @@ from miam_economies.projections.sql_schema import (
 from miam_economies.projections.sql_view import SqlBilanView
 from miam_economies.projections.view import ProjectionMismatch
 
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 """``PRAGMA user_version`` of the view's tables: an older file is rebuilt from the store, a
 newer one (written by a later release) is refused rather than wiped. 5: token sums past
 2^63 (ADR-0051), the journal's fingerprint (ADR-0052);
@@ -44,7 +44,9 @@ day, and each demande's figures by day (ADR-0133); 9: the events set aside
 each demande's session, the samples' sums over sessions (ADR-0166); 11: each demande's
 day, the samples per day and their clusters per (session, day) (ADR-0167); 12: Claude
 Code's replies folded from the relevés, and their count (ADR-0173); 13: the samples'
-per-session sums of the net's leverage correction (ADR-0175)."""
+per-session sums of the net's leverage correction (ADR-0175); 14: each session's figures
+and each subagent's pilotages in it (ADR-0176), the sessions both sources saw and their
+replies summed per agent (ADR-0177)."""
 
 CACHE_KIB = 65_536
 """Page cache of each projections connection, KiB (SQLite's default is 2,000)."""

@@ -21,6 +21,7 @@ from miam_economies.domain.errors import MiamEconomiesError
 from miam_economies.domain.releves import Observation
 from miam_economies.domain.tarifs_fichier import FormuleEnregistree
 from miam_economies.projections.delta import DelegationVue, PageDelta
+from miam_economies.projections.session_rows import SessionLue, SessionRapprocheeLue
 
 INCONNU = "(inconnu)"
 """Group key of demandes without a value for the journal field asked (SPEC, "Breakdowns")."""
@@ -269,6 +270,16 @@ class BilanView(TrackingRecorder, ABC):
         """Projection ``name``'s replies from the relevés folded (of ``session_id`` only,
         when given), each the join of its relevés (``domain.releves.merge``), by key
         (session, key kind, key value, in code-point order), in one read (ADR-0173)."""
+
+    @abstractmethod
+    def session(self, name: str, session_id: str) -> SessionLue:
+        """Claude Code session ``session_id`` of projection ``name``: its plugin figures,
+        each subagent's pilotages and its merged replies (ADR-0176)."""
+
+    @abstractmethod
+    def sessions_rapprochees(self, name: str) -> dict[str, SessionRapprocheeLue]:
+        """The sessions of projection ``name`` with plugin events and replies, by id:
+        the bilan's ``rapprochement`` is made of them (ADR-0177)."""
 
     @abstractmethod
     def samples(self, name: str, par: str, apparier: str | None = None,

@@ -20,6 +20,7 @@ try:
         reading,
         releves,
         serve,
+        session,
         transfer,
     )
     from miam_economies.api.cli.main import main

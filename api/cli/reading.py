@@ -47,9 +47,9 @@ FLAGS = BoundNames(depuis="--depuis", jusqu_au="--jusqu-au", par="--par", puis="
 @fuseau_option
 @journal_option
 @click.option("--par", metavar="NAME",
-              help="Breakdown: client, jour, semaine, mois, modele, demande, or a journal "
-                   "field (preset, format...; journal.NAME for a field named like the "
-                   "others).")
+              help="Breakdown: client, jour, semaine, mois, modele, demande, session "
+                   "(alone), or a journal field (preset, format...; journal.NAME for a "
+                   "field named like the others).")
 @click.option("--puis", metavar="NAME",
               help="Split each group of --par by a second dimension (the same names).")
 @click.option("--depuis", metavar="YYYY-MM-DD",

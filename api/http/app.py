@@ -37,6 +37,7 @@ from miam_economies.api.http.routes import (
     get_metrics,
     get_openapi,
     get_rapport,
+    get_session,
     healthz,
     post_economies,
 )
@@ -67,7 +68,8 @@ def _route(path: str, handler: Any, method: str, middleware: Sequence[Middleware
 def economies_routes(*, auth: Auth | None = None, ops: bool = True) -> list[BaseRoute]:
     """The service's routes, as a plain list a host Starlette app puts beside its own
     (ADR-0021): ``POST /economies``, ``GET /economies/bilan``,
-    ``GET /economies/demandes/{demande_id}``, ``GET /economies/classement``,
+    ``GET /economies/demandes/{demande_id}``, ``GET /economies/sessions/{session_id}``,
+    ``GET /economies/classement``,
     ``GET /economies/rapport``, and with ``ops``
     ``GET /healthz``, ``GET /metrics``, ``GET /openapi.json`` (leave them out when the
     host has its own). They read the lifespan state that ``open_economies`` yields.
@@ -86,6 +88,7 @@ def economies_routes(*, auth: Auth | None = None, ops: bool = True) -> list[Base
                max_body_size=OWN_BODY_CAP),
         _route("/economies/bilan", get_bilan, "GET", middleware),
         _route("/economies/demandes/{demande_id:path}", get_demande, "GET", middleware),
+        _route("/economies/sessions/{session_id:path}", get_session, "GET", middleware),
         _route("/economies/classement", get_classement, "GET", middleware),
         _route("/economies/rapport", get_rapport, "GET", middleware),
         *(() if not ops else (

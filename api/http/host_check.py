@@ -50,7 +50,8 @@ from miam_economies.domain.errors import MiamEconomiesError
 log = logging.getLogger(__name__)
 
 DATA_ROUTES = (("POST", "/economies"), ("GET", "/economies/bilan"),
-               ("GET", "/economies/demandes/sonde"), ("GET", "/economies/classement"),
+               ("GET", "/economies/demandes/sonde"), ("GET", "/economies/sessions/sonde"),
+               ("GET", "/economies/classement"),
                ("GET", "/economies/rapport"))
 """The requests the check makes: one per data route (``/healthz``, ``/metrics`` and
 ``/openapi.json`` follow the auth they were given; the standalone app serves two of them

@@ -13,6 +13,11 @@ from __future__ import annotations
 from typing import Any
 
 from miam_economies.api.http.openapi_classement import classement_path, classement_schema
+from miam_economies.api.http.openapi_session import (
+    RAPPROCHEMENT_SUMMARY,
+    session_path,
+    session_schema,
+)
 from miam_economies.api.http.representation import FORMATS
 from miam_economies.domain.schema import (
     COMMON,
@@ -189,6 +194,7 @@ def openapi_document() -> dict[str, Any]:
             # stockes = comptes + ecartes: the events set aside are in no figure (ADR-0135).
             "conservation": {"type": "object",
                              "required": ["stockes", "comptes", "en_attente", "ecartes"]},
+            "rapprochement": RAPPROCHEMENT_SUMMARY,
         },
     }
     demande = {
@@ -212,7 +218,7 @@ def openapi_document() -> dict[str, Any]:
             "schemas": {
                 **{name: event_schema(kind) for kind, name in EVENT_SCHEMAS.items()},
                 "Erreur": _ERROR, "Bilan": bilan, "Demande": demande,
-                "Classement": classement_schema(),
+                "Classement": classement_schema(), "Session": session_schema(_FIGURES),
             },
         },
         "security": [{"bearer": []}],
@@ -253,8 +259,8 @@ def openapi_document() -> dict[str, Any]:
                 "summary": "The bilan snapshot, optionally broken down",
                 "parameters": [
                     {"name": "par", "in": "query", "schema": {"type": "string"},
-                     "description": "client, jour, semaine, mois, modele, demande or a "
-                                    "journal field"},
+                     "description": "client, jour, semaine, mois, modele, demande, "
+                                    "session (alone) or a journal field"},
                     {"name": "puis", "in": "query", "schema": {"type": "string"},
                      "description": "A second dimension splitting each group of par "
                                     "(ADR-0133)"},
@@ -278,6 +284,7 @@ def openapi_document() -> dict[str, Any]:
                               "400": _error(UNKNOWN),
                               "404": _error("Never seen"), **auth_errors},
             }},
+            "/economies/sessions/{session_id}": {"get": session_path(auth_errors, UNKNOWN)},
             "/economies/classement": {"get": _with_csv(classement_path(auth_errors))},
             "/openapi.json": {"get": {
                 "summary": "This document, without auth", "security": [],

@@ -12,7 +12,7 @@ from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import QueryParams
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 
 from miam_economies.api.http.body import parse_json, read_capped
 from miam_economies.api.http.bounded import within_lock_timeout
@@ -26,6 +26,7 @@ from miam_economies.api.service.answers import bilan_answer, classement_answer
 from miam_economies.api.service.csv_answers import bilan_csv, classement_csv
 from miam_economies.api.service.freshness import folded_up_to
 from miam_economies.api.service.services import Services
+from miam_economies.api.service.session_answers import ligne, session_answer
 from miam_economies.api.store.application import Appended
 from miam_economies.domain.acceptance import accept_batch
 from miam_economies.domain.breakdowns import check_bounds
@@ -94,6 +95,7 @@ BILAN_QUERY = ("par", "puis", "depuis", "jusqu_au", "attendre", "format")
 CLASSEMENT_QUERY = ("par", "selon", "min", "apparier", "depuis", "jusqu_au", "attendre",
                     "format")
 DEMANDE_QUERY = ("attendre",)
+SESSION_QUERY = ("attendre", "format")
 RAPPORT_QUERY = ("depuis", "jusqu_au")
 """The query parameters each read route reads; any other is refused (ADR-0164)."""
 
@@ -153,6 +155,33 @@ async def get_demande(request: Request) -> JSONResponse:
     if found is None:
         return error_response(404, f"no event for demande {demande_id!r}")
     return JSONResponse(found)
+
+
+SESSION_FORMATS = ("json", "ligne")
+"""The values ``?format=`` takes on the session route: its JSON document, or one line of
+text for Claude Code's status line (SPEC, "Where a person looks")."""
+
+
+async def get_session(request: Request) -> Response:
+    """One Claude Code session (SPEC, "A session"; ADR-0176): the plugin's figures, Claude
+    Code's own replies, ``part_economisee`` and the rapprochement (``session_answers``);
+    404 for a session neither source has seen. ``?format=ligne``: one line of
+    ``text/plain`` instead (``session_answers.ligne``); ``?format=json`` the default;
+    any other a 400 before anything is read. ``?attendre=1`` as for the bilan."""
+    services = _services(request)
+    query = _query(request, SESSION_QUERY)
+    fmt = query.get("format", "json")
+    if fmt not in SESSION_FORMATS:
+        return error_response(400, f"format must be {' or '.join(SESSION_FORMATS)}, "
+                                   f"not {fmt[:20]!r}")
+    await _maybe_wait(request, services)
+    session_id = request.path_params["session_id"]
+    lu = await run_in_threadpool(services.session, session_id)
+    if lu is None:
+        return error_response(404, f"no event and no reply for session {session_id!r}")
+    if fmt == "ligne":
+        return PlainTextResponse(ligne(lu) + "\n")
+    return JSONResponse(session_answer(lu))
 
 
 async def get_classement(request: Request) -> Response:

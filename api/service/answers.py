@@ -87,7 +87,8 @@ def bilan_answer(lu: BilanLu) -> dict[str, Any]:
     ``stockes``; ``stockes`` = ``comptes`` + ``ecartes``, the events set aside:
     ADR-0135), ``comptes`` (the events folded: the plugin's into the figures, the
     relevés into the replies, ADR-0173), ``en_attente``, ``ecartes`` and
-    ``meme_source`` (ADR-0105).
+    ``meme_source`` (ADR-0105). ``rapprochement``: the summary of the sessions with
+    plugin events and replies, null while no relevé is folded (ADR-0177).
     No events gives an empty ``economies`` and zero totals.
     """
     snapshot, prix, journal = lu.snapshot, lu.prix, lu.journal
@@ -119,6 +120,8 @@ def bilan_answer(lu: BilanLu) -> dict[str, Any]:
             "ecartes": snapshot.ecartes,
             "meme_source": lu.meme_source,
         },
+        # Null until a relevé is folded (SPEC, "In the bilan"; ADR-0177).
+        "rapprochement": None if lu.rapprochement is None else dict(lu.rapprochement),
     }
     if snapshot.par is not None:
         bilan["par"] = snapshot.par

@@ -12,6 +12,11 @@ from datetime import UTC, datetime
 from functools import cached_property
 
 from miam_economies.api.service.results import BilanLu, ClassementLu
+from miam_economies.api.service.session_answers import (
+    SessionLu,
+    rapprochement_resume,
+    session_lu,
+)
 from miam_economies.api.store.application import EventStore
 from miam_economies.domain.appariees import Tache, comparaisons_appariees
 from miam_economies.domain.breakdowns import check_bounds
@@ -68,10 +73,13 @@ class Lecture:
         position, identite = snapshot.position, snapshot.identite
         meme_source = (True if position == 0 else None if identite is None
                        else self.store.identity(position) == identite)
+        # Every session both sources saw, once a relevé is folded (ADR-0177).
+        rapproche = None if not snapshot.releves else rapprochement_resume(
+            projection.view.sessions_rapprochees(projection.tracking_name))
         return BilanLu(snapshot, head, self.store.count_up_to(position, head),
                        iso_utc(datetime.now(UTC)), meme_source,
                        None if self.journal is None else self.journal.state(),
-                       projection.formule.prix, champ_vu)
+                       projection.formule.prix, champ_vu, rapprochement=rapproche)
 
     def classement(self, par: str, minimum: int = DEFAULT_MIN, selon: str = SELON,
                    apparier: str | None = None, depuis: str | None = None,
@@ -141,6 +149,14 @@ class Lecture:
         if self.journal is None:
             return None
         return self.projection.view.journal_fields(self.journal.key)
+
+    def session(self, session_id: str) -> SessionLu | None:
+        """Claude Code session ``session_id`` (SPEC, "A session"; ADR-0176): its plugin
+        figures, its replies' cost under the serving formula and the rapprochement, read
+        by key from the projection's rows; None when neither source has seen it."""
+        projection = self.projection
+        return session_lu(session_id, projection.view.session(
+            projection.tracking_name, session_id), projection.formule)
 
     def demande(self, demande_id: str) -> Sequence[DemandeLue]:
         """One demande's entries (SPEC, ``GET /economies/demandes/{id}``), one per client

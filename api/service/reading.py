@@ -1,6 +1,6 @@
 """Reading the bilan from Python, without a server: what MIAM's ``bilan`` tool and its
 dashboard card call (``economies_section``, ``net_du_jour``; ``read_bilan`` for the whole
-snapshot).
+snapshot; ``read_session`` for one Claude Code session).
 
 MIAM runs in its own process over the same data directory (``logs/mcp``). These functions
 open the store and the projections, fold whatever the projection has not seen yet (so the
@@ -19,6 +19,7 @@ from zoneinfo import ZoneInfo
 from miam_economies.api.service.answers import bilan_answer, classement_answer
 from miam_economies.api.service.bootstrap import open_services
 from miam_economies.api.service.results import BilanLu, ClassementLu
+from miam_economies.api.service.session_answers import SessionLu, session_answer
 from miam_economies.api.service.settings import DEFAULT_DATA, Settings, machine_fuseau
 from miam_economies.domain.breakdowns import check_bounds
 from miam_economies.domain.classement import DEFAULT_MIN, SELON, check_parametres
@@ -149,6 +150,44 @@ def economies_section(data: Path | str = DEFAULT_DATA, *, par: str | None = None
             section["puis"] = puis
         section["groupes"] = bilan["groupes"]
     return section
+
+
+def read_session(session_id: str, data: Path | str = DEFAULT_DATA, *,
+                 fuseau: str | None = None, catch_up: bool = True,
+                 database_url: str | None = None, lock_timeout: int = 5
+                 ) -> dict[str, Any] | None:
+    """Claude Code session ``session_id`` of data directory ``data`` (or of
+    ``database_url``), as ``GET /economies/sessions/{session_id}`` gives it
+    (``session_answers.session_answer``; SPEC, "A session"; ADR-0176): ``{"session_id",
+    "economies": the plugin's figures of its events, "claude": what its merged replies
+    cost or None, "part_economisee": net / (claude.cout + net) or None,
+    "rapprochement": one entry per subagent with a pilotage}``, tokens but the ratios.
+
+    None when neither source has seen the session (the route's 404), and for a
+    directory without a store (which it does not create). ``fuseau``, ``catch_up``,
+    ``database_url`` and ``lock_timeout`` as for ``read_bilan`` (projections locked
+    past it: the session as it stands, logged). Raises as ``read_bilan``.
+    """
+    lu = session_lu_of(session_id, data, fuseau=fuseau, catch_up=catch_up,
+                       database_url=database_url, lock_timeout=lock_timeout)
+    return None if lu is None else session_answer(lu)
+
+
+def session_lu_of(session_id: str, data: Path | str = DEFAULT_DATA, *,
+                  fuseau: str | None = None, catch_up: bool = True,
+                  database_url: str | None = None, lock_timeout: int = 5
+                  ) -> SessionLu | None:
+    """``read_session``'s typed result (``session_answers.SessionLu``): what the CLI's
+    text is made from. Arguments, None and errors as ``read_session``'s."""
+    settings = Settings(data=Path(data), fuseau=fuseau, database_url=database_url,
+                        lock_timeout=lock_timeout)
+    if not settings.database.exists():
+        ZoneInfo(fuseau or machine_fuseau())  # the same error for a bad zone, store or not
+        return None
+    with open_services(settings, run_projections=False) as services:
+        if catch_up and not services.runner.catch_up_unless_locked():
+            locked(services.projection.position(), services.store.head())
+        return services.session(session_id)
 
 
 def read_classement(data: Path | str = DEFAULT_DATA, *, par: str = "preset",

@@ -67,8 +67,10 @@ def report_data(services: Services, depuis: str | None = None,
     groups without a rate left out), "modeles": [{"modele", "pilotage", "tours", "usd"}]
     by cost, "anomalies": {kind: events}, "conflits": versions, "classement": {field:
     the classement document (``answers.classement_answer``)} for ``preset``, and
-    ``format`` when the journal has it, "prix"}``. Figures in tokens; ``usd`` (float, the
-    model's own prices, any formula) null when a model has no known price.
+    ``format`` when the journal has it, "prix", "rapprochement": the bilan's summary of
+    the sessions both sources saw (null before any relevé; ADR-0177)}``. Figures in
+    tokens; ``usd`` (float, the model's own prices, any formula) null when a model has
+    no known price.
 
     The period (ADR-0165): ``jours`` has every day from ``periode.depuis`` to
     ``periode.jusqu_au``, a day without events as zeros, within ``axis``'s bounds. When a
@@ -163,4 +165,5 @@ def report_data(services: Services, depuis: str | None = None,
         "classement": classement,
         "anomalies": bilan["total"]["anomalies"],
         "conflits": bilan["total"]["conflits"],
+        "rapprochement": bilan["rapprochement"],
     }

@@ -35,7 +35,9 @@ class BilanLu:
     ``puis`` names a journal field while no journal line with a field has been read yet,
     so that whether the field exists cannot be known (ADR-0164), else True;
     ``attente_expiree``: a wait (``?attendre=1``) or a catch-up that expired before
-    the projection caught up (ADR-0104)."""
+    the projection caught up (ADR-0104); ``rapprochement``: the summary of the sessions
+    both sources saw (``session_answers.rapprochement_resume``; ADR-0177), None while no
+    relevé is folded."""
 
     snapshot: BilanSnapshot
     tete: int
@@ -46,6 +48,7 @@ class BilanLu:
     prix: Prix | None = None
     champ_vu: bool = True
     attente_expiree: bool = False
+    rapprochement: Mapping[str, object] | None = None
 
     @property
     def total(self) -> Figures:

@@ -15,6 +15,7 @@ from miam_economies.api.service.answers import demande_answer
 from miam_economies.api.service.lecture import Lecture
 from miam_economies.api.service.pacing import IngestFirst
 from miam_economies.api.service.results import BilanLu, ClassementLu
+from miam_economies.api.service.session_answers import SessionLu
 from miam_economies.api.service.settings import Settings
 from miam_economies.api.service.switching import ActiveProjection
 from miam_economies.api.store.application import EventStore
@@ -111,6 +112,11 @@ class Services:
         """``Lecture.classement`` in a read of its own."""
         with self.lire() as lecture:
             return lecture.classement(par, minimum, selon, apparier, depuis, jusqu_au)
+
+    def session(self, session_id: str) -> SessionLu | None:
+        """``Lecture.session`` in a read of its own: None for a session never seen."""
+        with self.lire() as lecture:
+            return lecture.session(session_id)
 
     def demande(self, demande_id: str) -> dict[str, Any] | None:
         """One demande's figures (SPEC, ``GET /economies/demandes/{id}``: ``answers.

@@ -144,8 +144,8 @@ def test_the_sdk_app_claimed_as_the_guard_does_not_start(tmp_path: Path) -> None
     log = refused_start(sdk_app_with_our_routes(data, "host"))
     assert "miam-economies will not start" in log
     assert ("POST /economies, GET /economies/bilan, GET /economies/demandes/sonde, "
-            "GET /economies/classement, GET /economies/rapport without credentials "
-            "reached our routes") in log
+            "GET /economies/sessions/sonde, GET /economies/classement, "
+            "GET /economies/rapport without credentials reached our routes") in log
     assert "auth=MIAM_TOKEN" in log and "AuthenticationMiddleware refuses nothing" in log
     assert not data.exists()  # nothing opened, nothing stored
 

@@ -125,3 +125,21 @@ def test_the_read_functions_run_as_printed(tmp_path: Path,
     # The window echoed; the example's demande (2026-10-30) is before it, so no group.
     assert names["recent"]["depuis"] == "2026-11-01" and names["recent"]["groupes"] == []
     assert names["changed"] == []  # one demande, one day: nothing to compare
+
+
+def test_the_session_read_runs_as_printed(tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # The contract's example and the example transcripts of its session, stored in
+    # logs/mcp; then the page's block.
+    monkeypatch.chdir(tmp_path)
+    data, script = tmp_path / "logs" / "mcp", Path(sys.executable).with_name("miam-economies")
+    for command in (["import", "--data", str(data), str(EXAMPLES / "contract-batch.json")],
+                    ["releves", "--data", str(data), str(EXAMPLES / "transcripts")]):
+        subprocess.run([str(script), *command], check=True, capture_output=True)
+    (block,) = [code for code in re.findall(r"```python\n(.*?)```",
+                                            PAGE.read_text(encoding="utf-8"), re.S)
+                if "read_session" in code]
+    names: dict[str, Any] = {}
+    exec(compile(block, str(PAGE), "exec"), names)  # the page's own code, as printed
+    assert names["net"] == 2900 and names["spent"]["cout"] == 10_920
+    assert round(names["share"], 2) == 0.21 and names["verdicts"] == {"a1": "concorde"}

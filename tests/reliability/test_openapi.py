@@ -63,8 +63,8 @@ def test_the_server_keeps_every_promise_of_its_openapi_document(server: LiveServ
     # schemathesis leaves out the document's own path...
     assert {op.label for op in operations} == {
         INGEST, "GET /economies/bilan", "GET /economies/demandes/{demande_id}",
-        "GET /economies/classement", "GET /economies/rapport", "GET /healthz",
-        "GET /metrics"}
+        "GET /economies/sessions/{session_id}", "GET /economies/classement",
+        "GET /economies/rapport", "GET /healthz", "GET /metrics"}
     assert "/openapi.json" in schema.raw_schema["paths"]  # ...which it describes too
     calls: Calls = []
     for operation in operations:
