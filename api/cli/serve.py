@@ -89,7 +89,8 @@ def serve(data: Path, database_url: str | None, fuseau: str | None, journal: Pat
           body_timeout: float, header_timeout: float, metrics_public: bool,
           projection: str, fold_stall_after: float, workers: int,
           token: str | None) -> None:
-    """Serve POST /economies and GET /economies/bilan. On SQLite the projection is folded
+    """Serve POST /economies and the read routes (the bilan, a demande, a session, the
+    classement, the report, health and metrics). On SQLite the projection is folded
     by a child process this one starts and watches (--projection); on PostgreSQL run
     `miam-economies project` beside (ADR-0031, ADR-0115)."""
     if not _is_loopback(host):
