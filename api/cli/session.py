@@ -62,7 +62,8 @@ def lines(lu: SessionLu) -> list[str]:
         out.append("  claude: no reply imported (miam-economies releves)")
     else:
         t = lu.claude.total
-        out.append(f"  claude: {t.reponses:,} replies ({t.incompletes:,} incomplete), "
+        out.append(f"  claude: {t.reponses:,} repl{'y' if t.reponses == 1 else 'ies'} "
+                   f"({t.incompletes:,} incomplete), "
                    f"cost {t.cout:,}")
     share = lu.part_economisee
     out.append("  part_economisee: " + ("unknown" if share is None else f"{share:.1%}"))
