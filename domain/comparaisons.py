@@ -106,26 +106,25 @@ def _welch(a: str, ea: Echantillon, sa: tuple[float, float, float], b: str,
     da, db = ((ea.sessions_effectives, eb.sessions_effectives) if selon == "net"
               else (ka, kb))
     se, df = _welch_se_df(va, da, vb, db)
-    unfloored = note = None
+    unfloored = note = floored = None
+    low, high = (a, b) if va * na < vb * nb else (b, a)  # by spread per demande
     if max(ka, kb) >= FLOOR_RATIO * min(ka, kb):
         # The group of fewer sessions has a spread per demande at least the other's: a
         # variance of its figure at least the other's scaled by their demandes.
-        small, large = (a, b) if ka < kb else (b, a)
+        small = a if ka < kb else b
         note = f"unequal sizes: {_sizes(small, ea, eb) if small == a else _sizes(small, eb, ea)}"
-        if ka < kb and va * na < vb * nb:
-            unfloored, (se, df) = (se, df), _welch_se_df(vb * nb / na, da, vb, db)
-        elif kb < ka and vb * nb < va * na:
-            unfloored, (se, df) = (se, df), _welch_se_df(va, da, va * na / nb, db)
+        floored = small if small == low and va * na != vb * nb else None
     elif selon == "net" and va * na != vb * nb:
         # Skewed nets (a rare session of huge reads): a group that has not met one yet
         # shows a low mean and a low spread together, so the spread per demande of the
         # two is taken as the larger one's (ADR-0175, decision 3).
-        low, high = (a, b) if va * na < vb * nb else (b, a)
         note = (f"{low}'s net varies less than {high}'s: on skewed data a group that has "
                 "not met its rare large values yet underestimates its spread")
-        unfloored = (se, df)
-        se, df = (_welch_se_df(vb * nb / na, da, vb, db) if low == a
-                  else _welch_se_df(va, da, va * na / nb, db))
+        floored = low
+    if floored is not None:
+        unfloored, (se, df) = (se, df), (_welch_se_df(vb * nb / na, da, vb, db)
+                                         if floored == a
+                                         else _welch_se_df(va, da, va * na / nb, db))
     if se == 0:
         return unmeasured(a, b, difference, "no spread to judge by yet")
     hold, open_low, open_high, k_min = None, False, False, 1.0
