@@ -35,7 +35,7 @@ from miam_economies.projections.sql_samples import (
     SamplesWriter,
     summed_by_key,
 )
-from miam_economies.projections.sql_schema import TOKEN_LIMIT, Cursor, chunks
+from miam_economies.projections.sql_schema import NOT_DEFERRED, TOKEN_LIMIT, Cursor, chunks
 from miam_economies.projections.view import JournalLine
 
 _FIGURES_OF_D = "d.delegations, d.evites, d.pilotage, d.corrections"
@@ -220,7 +220,8 @@ class GroupsWriter:
                       f"{_FIGURES_OF_D} "
                       "FROM bilan_demandes d JOIN bilan_state s "
                       "ON s.projection = d.projection AND s.journal = ? "
-                      f"WHERE d.demande_id IN ({','.join('?' * len(chunk))})",
+                      f"WHERE d.demande_id IN ({','.join('?' * len(chunk))}) "
+                      f"AND {NOT_DEFERRED.format(t='d')}",
                       [chemin, *chunk])
             for projection, demande_id, client, session, jour, *figures in c.fetchall():
                 d, e, p, k = map(int, figures)

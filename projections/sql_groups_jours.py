@@ -19,7 +19,7 @@ from miam_economies.domain.bilan import Figures
 from miam_economies.domain.breakdowns import CHAMPS_PAR_JOUR
 from miam_economies.projections.delta import PageDelta
 from miam_economies.projections.sql_dialect import SqlDialect
-from miam_economies.projections.sql_schema import TOKEN_LIMIT, Cursor, chunks
+from miam_economies.projections.sql_schema import NOT_DEFERRED, TOKEN_LIMIT, Cursor, chunks
 from miam_economies.projections.view import JournalLine
 
 _FIGURES_OF_J = "j.delegations, j.evites, j.pilotage, j.corrections"
@@ -69,7 +69,8 @@ class DayGroupsWriter:
             c.execute(f"SELECT j.projection, j.demande_id, j.jour, j.client, {_FIGURES_OF_J} "
                       "FROM bilan_demandes_jours j JOIN bilan_state s "
                       "ON s.projection = j.projection AND s.journal = ? "
-                      f"WHERE j.demande_id IN ({','.join('?' * len(chunk))})",
+                      f"WHERE j.demande_id IN ({','.join('?' * len(chunk))}) "
+                      f"AND {NOT_DEFERRED.format(t='j')}",
                       [chemin, *chunk])
             for projection, demande_id, jour, client, *figures in c.fetchall():
                 d, e, p, k = map(int, figures)

@@ -24,7 +24,7 @@ TABLES = ("bilan_clients", "bilan_state", "bilan_jours", "bilan_modeles", "bilan
           "bilan_groupes_jours", "bilan_echantillons", "bilan_echantillons_jours",
           "bilan_sessions", "bilan_anomalies", "bilan_sources", "bilan_ecartes",
           "bilan_releves", "bilan_par_session", "bilan_session_agents",
-          "bilan_sessions_rapprochees", "bilan_releves_agents")
+          "bilan_sessions_rapprochees", "bilan_releves_agents", "bilan_groupes_differes")
 """The tables keyed by projection."""
 JOURNAL_TABLES = ("journal_valeurs", "journal_demandes", "journal_suivi")
 """The tables keyed by journal file."""
@@ -34,6 +34,12 @@ REBUILT_ON_UPGRADE = (*(t for t in TABLES if t != "bilan_state"), *JOURNAL_TABLE
 store and joined again with the journal. ``bilan_state`` (each projection's settings: its
 zone, journal, formula) and ``bilan_actif`` (which one serves) are kept, their figures'
 count reset, so an upgrade never moves the bilan to another zone or formula."""
+
+NOT_DEFERRED = ("NOT EXISTS (SELECT 1 FROM bilan_groupes_differes x "
+                "WHERE x.projection = {t}.projection)")
+"""The SQL condition, on alias ``t``'s ``projection`` (``NOT_DEFERRED.format(t=...)``),
+that leaves out the projections whose groups wait for their build's rebuild
+(``bilan_groupes_differes``; ADR-0179): a journal join skips them."""
 
 CHUNK = 500
 """Ids per ``IN (...)`` list: far below either backend's bound on parameters."""
@@ -202,6 +208,11 @@ def view_tables(text: str, integer: str, tokens: str, boolean: str,
         f"output_tokens {n} NOT NULL, cache_read_input_tokens {n} NOT NULL, "
         f"cache_creation_input_tokens {n} NOT NULL, cout {n} NOT NULL, "
         f"PRIMARY KEY (projection, session_id, agent_key)){w}",
+        # The projections whose journal-field groups (and the classement's samples, their
+        # days and clusters) wait for one rebuild at the end of a build: its pages and
+        # journal lines leave them alone until then; a build run again after a kill, or
+        # the server's start, rebuilds them (ADR-0179).
+        f"CREATE TABLE IF NOT EXISTS bilan_groupes_differes (projection {t} PRIMARY KEY){w}",
         # Per journal file (chemin): its first line per demande, the scalar values
         # of those lines, and how far it was read (fichier: device:inode; empreinte:
         # a digest of the bytes read, to tell a file truncated and refilled in place).

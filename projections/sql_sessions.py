@@ -31,6 +31,7 @@ any size (ADR-0051); the sums are Python integers.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from operator import add
 from typing import Any
 
 from miam_economies.domain.echantillon import Echantillon
@@ -153,27 +154,27 @@ class SessionsWriter:
         j = [0] * _DAY_SUMS  # the day's sample sums
         for row in rows:
             key = row[:3]
-            if key != current:
-                if current is not None:
-                    yield (*current, *t)
-                current, t = key, [0] * _GROUP_SUMS
-            n = int(row[9])
             if (*key, row[4]) != day:
+                # A day's sums join its group's once the day is done, not row by row:
+                # this loop runs once per cluster (1.8 million at 1M events; ADR-0179).
                 if day is not None and j[0]:
                     days.append(_day_row(name, day, j, tk))
+                    t[4:] = map(add, t[4:], j)
                 day, j = (*key, row[4]), [0] * _DAY_SUMS
+                if key != current:
+                    if current is not None:
+                        yield (*current, *t)
+                    current, t = key, [0] * _GROUP_SUMS
             t[0] += int(row[5])
             t[1] += int(row[6])
             t[2] += int(row[7])
             t[3] += int(row[8])
+            n = int(row[9])
             if n <= 0:  # demandes without a delegation: in the groups, in no cluster
                 continue
             e, p, k = int(row[10]), int(row[11]), int(row[12])
-            sums = (n, e, p, k, int(row[13]), int(row[14]), int(row[15]), int(row[16]),
-                    *_session_sums_of(n, e, p, k))
-            for i, value in enumerate(sums):
-                t[4 + i] += value
-                j[i] += value
+            j[:] = map(add, j, (n, e, p, k, int(row[13]), int(row[14]), int(row[15]),
+                                int(row[16]), *_session_sums_of(n, e, p, k)))
             batch.append((name, *key, row[3], row[4], n, tk(e), tk(p), tk(k)))
             if len(batch) >= size:
                 c.executemany(statement, batch)
@@ -181,10 +182,11 @@ class SessionsWriter:
             if len(days) >= size:
                 c.executemany(_DAY_INSERT, days)
                 days.clear()
-        if current is not None:
-            yield (*current, *t)
         if day is not None and j[0]:
             days.append(_day_row(name, day, j, tk))
+            t[4:] = map(add, t[4:], j)
+        if current is not None:
+            yield (*current, *t)
         if batch:
             c.executemany(statement, batch)
         if days:

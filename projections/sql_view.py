@@ -153,13 +153,18 @@ class SqlBilanView(BilanView):
             self.sessions_writer.fold(c, name, delta)
             if releves_before or delta.releves_lus:
                 self.sessions_writer.pair(c, name, delta)
-            if groupes or self._serves(c, name):
+            if (groupes or self._serves(c, name)) and not self._deferred(c, name):
                 # The classement's samples need the page's demandes as they were.
                 before = self.demandes_writer.before(c, name, delta)
                 self.demandes_writer.fold(c, name, delta)
                 self.groups_writer.fold(c, name, recorded[1], delta, before)
             else:
                 self.demandes_writer.fold(c, name, delta)
+
+    @staticmethod
+    def _deferred(c: Cursor, name: str) -> bool:
+        c.execute("SELECT 1 FROM bilan_groupes_differes WHERE projection = ?", (name,))
+        return c.fetchone() is not None
 
     @staticmethod
     def _serves(c: Cursor, name: str) -> bool:
@@ -247,6 +252,18 @@ class SqlBilanView(BilanView):
         """See ``BilanView.rebuild_groups`` (``GroupsWriter.rebuild``)."""
         with self._write() as c:
             self.groups_writer.rebuild(c, name)
+            c.execute("DELETE FROM bilan_groupes_differes WHERE projection = ?", (name,))
+
+    def defer_groups(self, name: str) -> None:
+        """See ``BilanView.defer_groups``."""
+        with self._write() as c:
+            c.execute("INSERT INTO bilan_groupes_differes VALUES (?) ON CONFLICT DO NOTHING",
+                      (name,))
+
+    def groups_deferred(self, name: str) -> bool:
+        """See ``BilanView.groups_deferred``."""
+        with self._read() as c:
+            return self._deferred(c, name)
 
     def fold_journal(self, chemin: str, previous: int, offset: int, fichier: str,
                      empreinte: str, lines: Sequence[JournalLine], malformees: int) -> None:

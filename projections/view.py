@@ -164,16 +164,23 @@ class BilanView(TrackingRecorder, ABC):
       ``delta.zone`` other than the projection's raises ``ProjectionMismatch``. With
       ``groupes=False`` the journal-field groups are left as they are, unless the
       projection serves the bilan (then they are folded all the same): a replay folds
-      without them and calls ``rebuild_groups`` once at its end (ADR-0062).
+      without them and calls ``rebuild_groups`` once at its end (ADR-0062). Those of a
+      projection whose groups are deferred are left as they are whatever ``groupes``.
+    * ``defer_groups(name)`` marks a projection's groups (with the classement's samples,
+      their days and clusters) as waiting for ``rebuild_groups``: until then neither
+      ``fold`` nor ``fold_journal`` touches them, and ``groups_deferred(name)`` says so
+      (ADR-0179).
     * ``rebuild_groups(name)`` computes a projection's groups again from its demandes and
-      its journal, in one transaction; sums exact at any size (ADR-0051).
+      its journal, and clears its deferral, in one transaction; sums exact at any size
+      (ADR-0051).
     * ``record_settings(name, wanted)`` fixes a projection's settings the first time and
       returns them as recorded (atomic: concurrent callers agree).
     * ``fold_journal(chemin, previous, offset, fichier, empreinte, lines, malformees)``
       records journal lines read from byte ``previous`` to ``offset`` of file ``chemin``
       (identity ``fichier``, fingerprint ``empreinte`` of the bytes up to ``offset``; the
       first line of a demande wins) and adds the figures of their
-      demandes to the groups of the projections built on that journal, in one
+      demandes to the groups of the projections built on that journal (but those
+      deferred), in one
       transaction, with the same compare-and-set on the offset.
     * Reads (``snapshot``, ``demande``, ``journal_state``) each run in one transaction;
       inside ``with view.reading():`` every read of the thread shares one (ADR-0163);
@@ -200,6 +207,14 @@ class BilanView(TrackingRecorder, ABC):
     @abstractmethod
     def rebuild_groups(self, name: str) -> None:
         """Compute projection ``name``'s journal-field groups again, in one transaction."""
+
+    @abstractmethod
+    def defer_groups(self, name: str) -> None:
+        """Leave projection ``name``'s groups to its next ``rebuild_groups`` (ADR-0179)."""
+
+    @abstractmethod
+    def groups_deferred(self, name: str) -> bool:
+        """Whether projection ``name``'s groups wait for ``rebuild_groups``."""
 
     @abstractmethod
     def record_settings(self, name: str, wanted: ProjectionSettings) -> ProjectionSettings:

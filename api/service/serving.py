@@ -74,8 +74,9 @@ def build_projection(store: EventStore, view: BilanView, name: str,
     reached the store's head, from its own position (so an interrupted build resumes), and
     join the journal (the data directory ``data``'s unless one was named); its
     journal-field groups (with the classement's samples and their sessions) are computed
-    once, at the end (``BilanView.rebuild_groups``; ADR-0062), unless it serves and this
-    call folded nothing (they are current: nothing is written); return it. It is not made
+    once, at the end (``BilanView.rebuild_groups``; ADR-0062), deferred meanwhile even if
+    it serves (ADR-0179), unless it serves, this call folded nothing and no earlier build
+    left them deferred (they are current: nothing is written); return it. It is not made
     active here. ``progress(done, total)`` is called after each page of ``page_size``
     events. Raises the view's or store's
     ``PersistenceError``.
@@ -92,6 +93,11 @@ def build_projection(store: EventStore, view: BilanView, name: str,
     # meet in memory before they meet the view's B-trees (ADR-0011).
     runner = CatchUpRunner(store, projection, journal=follower(view, settings, data),
                            page_size=page_size, read_size=min(page_size, REPLAY_READ))
+    if projection.position() < store.head():
+        # Pages and journal lines leave the groups alone, even the serving one's: they
+        # are computed once at the end, and a build killed before it rebuilds them when
+        # run again, as the server's start does (ADR-0179).
+        view.defer_groups(name)
     folded = False
     while True:
         while projection.position() < store.head():
@@ -109,7 +115,7 @@ def build_projection(store: EventStore, view: BilanView, name: str,
             # every page since (the view does, whatever ``groupes``; a journal's lines
             # join every projection's): with no page folded here, a rebuild would only
             # write them again, and a caught-up replay writes nothing.
-            if folded or view.active() != name:
+            if folded or view.active() != name or view.groups_deferred(name):
                 view.rebuild_groups(name)
             return projection  # appends after this are the live runner's to fold
 
@@ -167,6 +173,10 @@ def open_active(view: BilanView, store: EventStore,
         view.activate(target, expected=active)
         active = view.active() or target
         current = view.settings_of(active) or current
+    if view.groups_deferred(active):
+        # A build of the serving projection stopped before its groups' rebuild (ADR-0179).
+        log.warning("%s: computing the groups a stopped build left undone", active)
+        view.rebuild_groups(active)
     # The view may have outlived its store (a backup restored, another machine's store,
     # the file deleted): its figures then describe events that are not there, whatever
     # the store's length. It is derived data: rebuild it (ADR-0105).

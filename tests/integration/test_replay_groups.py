@@ -10,10 +10,13 @@ from collections import defaultdict
 from dataclasses import replace
 from typing import Any
 
+import pytest
+
 from miam_economies.api.service.answers import bilan_answer
 from miam_economies.api.service.bootstrap import open_services
 from miam_economies.api.service.replay import replay
 from miam_economies.api.service.services import Services
+from miam_economies.api.service.serving import build_projection
 from miam_economies.api.service.settings import Settings
 from miam_economies.domain.acceptance import accept_batch
 from tests.corpus import generate, journal_lines
@@ -117,11 +120,76 @@ class ReplayGroupsContract:
                 settings.journal_path.write_text("\n".join(journal) + "\n")
             progress_calls.append(done)
 
+        before = services.projection.tracking_name
         replay(settings, "v1", fuseau="Etc/GMT+4", progress=more_lines, page_size=400)
         assert len(progress_calls) > 1
         expected = plain(expected_groups(events, journal))
         for champ in expected:
             assert served_groups(settings, champ) == expected[champ], champ
+        # The lines the replay's follower joined reached the projection that served
+        # meanwhile too, whose groups were never deferred (ADR-0179).
+        view = services.projection.view
+        assert not view.groups_deferred(before)
+        served = view.snapshot(before, "v1", par="preset").groupes
+        assert served is not None
+        assert {valeur: {client: {k: getattr(f, k) for k in FIGURES}
+                         for client, f in cells.items()}
+                for valeur, cells in served.items()
+                if valeur != "(inconnu)"} == expected["preset"]
+
+    def test_a_build_stopped_before_its_groups_leaves_them_to_the_next_start(
+            self, services: Services) -> None:
+        # The serving projection built from its first event (the bench's case, or a
+        # restored store): a kill after its last page and before the groups' rebuild
+        # leaves them deferred, not wrong for good (ADR-0179).
+        events = generate(2_000, seed=13)
+        journal = journal_lines(events, seed=13)
+        services.settings.journal_path.write_text("\n".join(journal) + "\n")
+        for start in range(0, len(events), 500):
+            services.store.append(accept_batch({"evenements": events[start:start + 500]}))
+        view, name = services.projection.view, services.projection.tracking_name
+
+        def killed_after_the_last_page(done: int, total: int) -> None:
+            if done == total:
+                raise KeyboardInterrupt
+
+        with pytest.raises(KeyboardInterrupt):
+            build_projection(services.store, view, name, killed_after_the_last_page,
+                             page_size=600, data=services.settings.data)
+        assert view.groups_deferred(name)
+        left = view.snapshot(name, "v1", par="preset").groupes
+        assert left is not None and set(left) <= {"(inconnu)"}  # none joined yet
+        expected = plain(expected_groups(events, journal))
+        settings = services.settings
+        for champ in expected:  # the next start computes them (and joins the journal)
+            assert served_groups(settings, champ) == expected[champ], champ
+        assert not view.groups_deferred(name)
+
+    def test_a_build_run_again_computes_the_groups_it_left(
+            self, services: Services) -> None:
+        events = generate(1_200, seed=14)
+        journal = journal_lines(events, seed=14)
+        services.settings.journal_path.write_text("\n".join(journal) + "\n")
+        for start in range(0, len(events), 500):
+            services.store.append(accept_batch({"evenements": events[start:start + 500]}))
+        view, name = services.projection.view, services.projection.tracking_name
+
+        def killed_after_the_last_page(done: int, total: int) -> None:
+            if done == total:
+                raise KeyboardInterrupt
+
+        with pytest.raises(KeyboardInterrupt):
+            build_projection(services.store, view, name, killed_after_the_last_page,
+                             page_size=500, data=services.settings.data)
+        # Run again: nothing left to fold, the groups rebuilt all the same.
+        build_projection(services.store, view, name, data=services.settings.data)
+        assert not view.groups_deferred(name)
+        served = view.snapshot(name, "v1", par="preset").groupes
+        expected = plain(expected_groups(events, journal))["preset"]
+        assert served is not None
+        assert {valeur: {client: {k: getattr(f, k) for k in FIGURES}
+                         for client, f in cells.items()}
+                for valeur, cells in served.items() if valeur != "(inconnu)"} == expected
 
     def test_group_sums_past_2_63_stay_exact(self, services: Services) -> None:
         events = big.history()
