@@ -47,6 +47,12 @@ def rebuild(view: BilanView, name: str, position: int) -> None:
     view.reset(name, previous=position)
 
 
+STOPPED_AFTER = 120.0
+"""Seconds a build's mark may go without a folded page before the live runner takes it
+for a stopped build's and rebuilds the groups it left (ADR-0179): far above a build's
+page (a few seconds at 1,000,000 events) and its journal's first read."""
+
+
 class CatchUpRunner:
     """Runs one projection over one event store, in a background thread or inline: it
     folds, and only folds (ADR-0120).
@@ -63,7 +69,9 @@ class CatchUpRunner:
     a page now, and told when it has caught up (ingestion first, ADR-0011: the service
     layer's ``api.service.pacing``; ``Unpaced`` by default). Errors never kill the
     thread: they are logged, kept in ``last_error``, told to ``pacing``, and the page is
-    retried after ``retry_delay`` seconds (rising to 30 s).
+    retried after ``retry_delay`` seconds (rising to 30 s). Caught up, the thread
+    rebuilds the groups a stopped build left marked for ``stopped_after`` seconds
+    (``finish_stopped_build``; ADR-0179).
     """
 
     def __init__(self, source: EventSource,
@@ -80,6 +88,7 @@ class CatchUpRunner:
         self.poll_interval = poll_interval
         self.retry_delay = retry_delay
         self.last_error: str | None = None
+        self.stopped_after = STOPPED_AFTER
         self.pacing: Pacing = pacing or Unpaced()
         self._said_failing: bool | None = None  # what the pacing was last told
         self._folding = ""  # the name of the projection last folded, for the log
@@ -128,6 +137,22 @@ class CatchUpRunner:
             return fold_singly(self.source, projection, position, last)
         said_aside(projection, delta.ecartes)
         return folded
+
+    def finish_stopped_build(self) -> bool:
+        """Rebuild the groups of the projection this runner folds if a build marked them
+        and has folded nothing for ``stopped_after`` seconds (killed between its pages
+        and its rebuild: ADR-0179); return whether it did. One read when there is no
+        mark. Raises the view's ``PersistenceError``."""
+        projection = self._projection_now()
+        view, name = projection.view, projection.tracking_name
+        idle = view.groups_deferred(name)
+        if idle is None or idle < self.stopped_after:
+            return False
+        done = view.rebuild_stopped_groups(name, self.stopped_after)
+        if done:
+            log.warning("projection %s: computed the groups a stopped build left undone",
+                        name)
+        return done
 
     def step(self) -> int:
         """Fold the next page, then join new journal lines; return the work done (events
@@ -197,6 +222,8 @@ class CatchUpRunner:
                     continue
                 self._wakeup.clear()
                 n = self.step()
+                if n == 0 and self.finish_stopped_build():
+                    n = 1  # a rebuild is work done: look at the log again at once
                 if n == 0:
                     self.pacing.caught_up()  # the next burst may wait
                 self.last_error = None

@@ -210,9 +210,11 @@ def view_tables(text: str, integer: str, tokens: str, boolean: str,
         f"PRIMARY KEY (projection, session_id, agent_key)){w}",
         # The projections whose journal-field groups (and the classement's samples, their
         # days and clusters) wait for one rebuild at the end of a build: its pages and
-        # journal lines leave them alone until then; a build run again after a kill, or
-        # the server's start, rebuilds them (ADR-0179).
-        f"CREATE TABLE IF NOT EXISTS bilan_groupes_differes (projection {t} PRIMARY KEY){w}",
+        # journal lines leave them alone until then. avance_le (ms since the epoch): the
+        # build's last page; a mark left alone for STOPPED_AFTER seconds is a stopped
+        # build's, whose groups the live runner rebuilds (ADR-0179).
+        f"CREATE TABLE IF NOT EXISTS bilan_groupes_differes (projection {t} PRIMARY KEY, "
+        f"avance_le {i} NOT NULL){w}",
         # Per journal file (chemin): its first line per demande, the scalar values
         # of those lines, and how far it was read (fichier: device:inode; empreinte:
         # a digest of the bytes read, to tell a file truncated and refilled in place).

@@ -121,14 +121,14 @@ class SqlBilanView(BilanView):
              groupes: bool = True, identite: str | None = None) -> None:
         """See ``BilanView.fold``. Rows are written in primary-key order: each upsert then
         lands next to the previous one in the table's B-tree (ADR-0062)."""
-        name = tracking.application_name
+        name, now = tracking.application_name, int(time.time() * 1000)
         with self._write() as c:
             self._advance(c, tracking, previous)
             c.execute("INSERT INTO bilan_sources (projection, identite, avance_le) "
                       "VALUES (?, ?, ?) ON CONFLICT (projection) "
                       "DO UPDATE SET identite = excluded.identite, "
                       "avance_le = excluded.avance_le RETURNING releves",
-                      (name, identite, int(time.time() * 1000)))
+                      (name, identite, now))
             # Relevés folded before this page: until there are some, no session can
             # have both sources and the pairing below costs nothing (ADR-0177).
             releves_before = c.fetchone()[0]
@@ -153,7 +153,9 @@ class SqlBilanView(BilanView):
             self.sessions_writer.fold(c, name, delta)
             if releves_before or delta.releves_lus:
                 self.sessions_writer.pair(c, name, delta)
-            if (groupes or self._serves(c, name)) and not self._deferred(c, name):
+            # A build's page (groupes False) tells its mark it is still at work.
+            deferred = self._deferred(c, name, None if groupes else now)
+            if (groupes or self._serves(c, name)) and not deferred:
                 # The classement's samples need the page's demandes as they were.
                 before = self.demandes_writer.before(c, name, delta)
                 self.demandes_writer.fold(c, name, delta)
@@ -162,8 +164,13 @@ class SqlBilanView(BilanView):
                 self.demandes_writer.fold(c, name, delta)
 
     @staticmethod
-    def _deferred(c: Cursor, name: str) -> bool:
-        c.execute("SELECT 1 FROM bilan_groupes_differes WHERE projection = ?", (name,))
+    def _deferred(c: Cursor, name: str, now: int | None = None) -> bool:
+        # Whether the mark is there; with ``now`` (ms), moving its avance_le there.
+        if now is None:
+            c.execute("SELECT 1 FROM bilan_groupes_differes WHERE projection = ?", (name,))
+        else:
+            c.execute("UPDATE bilan_groupes_differes SET avance_le = ? WHERE projection = ? "
+                      "RETURNING 1", (now, name))
         return c.fetchone() is not None
 
     @staticmethod
@@ -257,13 +264,29 @@ class SqlBilanView(BilanView):
     def defer_groups(self, name: str) -> None:
         """See ``BilanView.defer_groups``."""
         with self._write() as c:
-            c.execute("INSERT INTO bilan_groupes_differes VALUES (?) ON CONFLICT DO NOTHING",
-                      (name,))
+            c.execute("INSERT INTO bilan_groupes_differes VALUES (?, ?) ON CONFLICT "
+                      "(projection) DO UPDATE SET avance_le = excluded.avance_le",
+                      (name, int(time.time() * 1000)))
 
-    def groups_deferred(self, name: str) -> bool:
+    def groups_deferred(self, name: str) -> float | None:
         """See ``BilanView.groups_deferred``."""
         with self._read() as c:
-            return self._deferred(c, name)
+            c.execute("SELECT avance_le FROM bilan_groupes_differes WHERE projection = ?",
+                      (name,))
+            row = c.fetchone()
+        return None if row is None else max(0.0, time.time() - row[0] / 1000)
+
+    def rebuild_stopped_groups(self, name: str, idle: float) -> bool:
+        """See ``BilanView.rebuild_stopped_groups``."""
+        with self._write() as c:
+            c.execute("SELECT avance_le FROM bilan_groupes_differes WHERE projection = ?",
+                      (name,))
+            row = c.fetchone()
+            if row is None or time.time() - row[0] / 1000 < idle:
+                return False  # none, or rebuilt meanwhile, or a build still at work
+            self.groups_writer.rebuild(c, name)
+            c.execute("DELETE FROM bilan_groupes_differes WHERE projection = ?", (name,))
+            return True
 
     def fold_journal(self, chemin: str, previous: int, offset: int, fichier: str,
                      empreinte: str, lines: Sequence[JournalLine], malformees: int) -> None:

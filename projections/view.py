@@ -168,8 +168,10 @@ class BilanView(TrackingRecorder, ABC):
       projection whose groups are deferred are left as they are whatever ``groupes``.
     * ``defer_groups(name)`` marks a projection's groups (with the classement's samples,
       their days and clusters) as waiting for ``rebuild_groups``: until then neither
-      ``fold`` nor ``fold_journal`` touches them, and ``groups_deferred(name)`` says so
-      (ADR-0179).
+      ``fold`` nor ``fold_journal`` touches them; each ``fold`` with ``groupes=False`` (a
+      build's page) notes that its build is still at work; ``groups_deferred(name)``
+      says since when it last did; ``rebuild_stopped_groups(name, idle)`` rebuilds
+      them if it has not for ``idle`` seconds (a stopped build's: ADR-0179).
     * ``rebuild_groups(name)`` computes a projection's groups again from its demandes and
       its journal, and clears its deferral, in one transaction; sums exact at any size
       (ADR-0051).
@@ -213,8 +215,15 @@ class BilanView(TrackingRecorder, ABC):
         """Leave projection ``name``'s groups to its next ``rebuild_groups`` (ADR-0179)."""
 
     @abstractmethod
-    def groups_deferred(self, name: str) -> bool:
-        """Whether projection ``name``'s groups wait for ``rebuild_groups``."""
+    def groups_deferred(self, name: str) -> float | None:
+        """Seconds since the build that marked projection ``name``'s groups last folded
+        a page (or marked them), or None when they wait for no rebuild."""
+
+    @abstractmethod
+    def rebuild_stopped_groups(self, name: str, idle: float) -> bool:
+        """Rebuild projection ``name``'s groups, and clear their mark, if they are marked
+        and their build has folded nothing for ``idle`` seconds, in one transaction;
+        return whether it did."""
 
     @abstractmethod
     def record_settings(self, name: str, wanted: ProjectionSettings) -> ProjectionSettings:

@@ -74,9 +74,10 @@ def build_projection(store: EventStore, view: BilanView, name: str,
     reached the store's head, from its own position (so an interrupted build resumes), and
     join the journal (the data directory ``data``'s unless one was named); its
     journal-field groups (with the classement's samples and their sessions) are computed
-    once, at the end (``BilanView.rebuild_groups``; ADR-0062), deferred meanwhile even if
-    it serves (ADR-0179), unless it serves, this call folded nothing and no earlier build
-    left them deferred (they are current: nothing is written); return it. It is not made
+    once, at the end (``BilanView.rebuild_groups``; ADR-0062), deferred meanwhile unless
+    it serves and has folded some events already (ADR-0179), and not at all when it
+    serves, this call folded nothing and no earlier build left them deferred (they are
+    current: nothing is written); return it. It is not made
     active here. ``progress(done, total)`` is called after each page of ``page_size``
     events. Raises the view's or store's
     ``PersistenceError``.
@@ -87,16 +88,19 @@ def build_projection(store: EventStore, view: BilanView, name: str,
     projection = BilanProjection(view, ZoneInfo(settings.fuseau),
                                  formula_for(view, settings.formule))
     # The journal-field groups are computed once at the end, in one aggregation, rather
-    # than joined page by page (the view still folds them if this projection serves).
+    # than joined page by page (the view still folds them if this projection serves,
+    # unless it is marked: ADR-0179).
     projection.groupes = False
     # Larger pages than the live runner's: nobody waits for a commit, and a page's events
     # meet in memory before they meet the view's B-trees (ADR-0011).
     runner = CatchUpRunner(store, projection, journal=follower(view, settings, data),
                            page_size=page_size, read_size=min(page_size, REPLAY_READ))
-    if projection.position() < store.head():
-        # Pages and journal lines leave the groups alone, even the serving one's: they
-        # are computed once at the end, and a build killed before it rebuilds them when
-        # run again, as the server's start does (ADR-0179).
+    position = projection.position()
+    if position < store.head() and (position == 0 or view.active() != name):
+        # Pages and journal lines leave the groups alone, even those of the serving one
+        # built from its first event (it has none to serve yet): they are computed once
+        # at the end. Killed before, the build rebuilds them when run again, and the
+        # live runner once the mark has been left alone (ADR-0179).
         view.defer_groups(name)
     folded = False
     while True:
@@ -112,10 +116,12 @@ def build_projection(store: EventStore, view: BilanView, name: str,
             pass
         if projection.position() >= store.head():
             # The one that serves was built before it served, and folds its groups with
-            # every page since (the view does, whatever ``groupes``; a journal's lines
-            # join every projection's): with no page folded here, a rebuild would only
-            # write them again, and a caught-up replay writes nothing.
-            if folded or view.active() != name or view.groups_deferred(name):
+            # every page since (the view does, whatever ``groupes``, unless a build
+            # marked it; a journal's lines join every projection's but the marked):
+            # with no page folded here and no mark, a rebuild would only write them
+            # again, and a caught-up replay writes nothing.
+            if (folded or view.active() != name
+                    or view.groups_deferred(name) is not None):
                 view.rebuild_groups(name)
             return projection  # appends after this are the live runner's to fold
 
@@ -173,10 +179,6 @@ def open_active(view: BilanView, store: EventStore,
         view.activate(target, expected=active)
         active = view.active() or target
         current = view.settings_of(active) or current
-    if view.groups_deferred(active):
-        # A build of the serving projection stopped before its groups' rebuild (ADR-0179).
-        log.warning("%s: computing the groups a stopped build left undone", active)
-        view.rebuild_groups(active)
     # The view may have outlived its store (a backup restored, another machine's store,
     # the file deleted): its figures then describe events that are not there, whatever
     # the store's length. It is derived data: rebuild it (ADR-0105).

@@ -6,6 +6,7 @@ by page), on both backends; sums past 2^63 stay exact (ADR-0051)."""
 from __future__ import annotations
 
 import json
+import time
 from collections import defaultdict
 from dataclasses import replace
 from typing import Any
@@ -129,7 +130,7 @@ class ReplayGroupsContract:
         # The lines the replay's follower joined reached the projection that served
         # meanwhile too, whose groups were never deferred (ADR-0179).
         view = services.projection.view
-        assert not view.groups_deferred(before)
+        assert view.groups_deferred(before) is None
         served = view.snapshot(before, "v1", par="preset").groupes
         assert served is not None
         assert {valeur: {client: {k: getattr(f, k) for k in FIGURES}
@@ -137,11 +138,12 @@ class ReplayGroupsContract:
                 for valeur, cells in served.items()
                 if valeur != "(inconnu)"} == expected["preset"]
 
-    def test_a_build_stopped_before_its_groups_leaves_them_to_the_next_start(
+    def test_the_live_runner_computes_the_groups_a_stopped_build_left(
             self, services: Services) -> None:
         # The serving projection built from its first event (the bench's case, or a
         # restored store): a kill after its last page and before the groups' rebuild
-        # leaves them deferred, not wrong for good (ADR-0179).
+        # leaves them marked, not wrong for good: once the mark has been left alone for
+        # stopped_after seconds, the live runner rebuilds them (ADR-0179).
         events = generate(2_000, seed=13)
         journal = journal_lines(events, seed=13)
         services.settings.journal_path.write_text("\n".join(journal) + "\n")
@@ -156,14 +158,43 @@ class ReplayGroupsContract:
         with pytest.raises(KeyboardInterrupt):
             build_projection(services.store, view, name, killed_after_the_last_page,
                              page_size=600, data=services.settings.data)
-        assert view.groups_deferred(name)
+        idle = view.groups_deferred(name)
+        assert idle is not None and idle < 60
         left = view.snapshot(name, "v1", par="preset").groupes
         assert left is not None and set(left) <= {"(inconnu)"}  # none joined yet
+        runner = services.runner
+        runner.catch_up()  # joins the journal: not into the marked groups
+        assert not runner.finish_stopped_build()  # the build might still be at work
+        assert view.snapshot(name, "v1", par="preset").groupes == left
+        assert not view.rebuild_stopped_groups(name, idle=60)
+        runner.stopped_after = 0.0  # as if it had been quiet long enough
+        runner.start()
+        deadline = time.monotonic() + 30
+        while view.groups_deferred(name) is not None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        runner.stop()
+        assert view.groups_deferred(name) is None
         expected = plain(expected_groups(events, journal))
-        settings = services.settings
-        for champ in expected:  # the next start computes them (and joins the journal)
-            assert served_groups(settings, champ) == expected[champ], champ
-        assert not view.groups_deferred(name)
+        for champ in expected:
+            assert served_groups(services.settings, champ) == expected[champ], champ
+
+    def test_a_build_of_the_serving_projection_with_events_keeps_its_groups(
+            self, services: Services) -> None:
+        # Serving some events already, its groups are served meanwhile: not marked.
+        events = generate(1_500, seed=15)
+        journal = journal_lines(events, seed=15)
+        load(services, events[:500], journal)
+        for start in range(500, len(events), 500):
+            services.store.append(accept_batch({"evenements": events[start:start + 500]}))
+        view, name = services.projection.view, services.projection.tracking_name
+        marks: list[float | None] = []
+        build_projection(services.store, view, name,
+                         lambda done, total: marks.append(view.groups_deferred(name)),
+                         page_size=500, data=services.settings.data)
+        assert len(marks) >= 2 and set(marks) == {None}
+        expected = plain(expected_groups(events, journal))
+        for champ in expected:
+            assert served_groups(services.settings, champ) == expected[champ], champ
 
     def test_a_build_run_again_computes_the_groups_it_left(
             self, services: Services) -> None:
@@ -183,7 +214,7 @@ class ReplayGroupsContract:
                              page_size=500, data=services.settings.data)
         # Run again: nothing left to fold, the groups rebuilt all the same.
         build_projection(services.store, view, name, data=services.settings.data)
-        assert not view.groups_deferred(name)
+        assert view.groups_deferred(name) is None
         served = view.snapshot(name, "v1", par="preset").groupes
         expected = plain(expected_groups(events, journal))["preset"]
         assert served is not None
