@@ -12,7 +12,7 @@ from eventsourcing.persistence import IntegrityError
 
 from miam_economies.projections.journal import DATA_JOURNAL
 from miam_economies.projections.sql_groups import GroupsWriter
-from miam_economies.projections.sql_schema import Cursor, chunks
+from miam_economies.projections.sql_schema import NOT_DEFERRED, Cursor, chunks
 from miam_economies.projections.view import JournalLine
 
 _JOURNAL_COLUMNS = {
@@ -73,7 +73,12 @@ class JournalWriter:
         c.executemany("INSERT INTO journal_valeurs VALUES (?, ?, ?, ?)",
                       [(chemin, demande_id, champ, valeur) for demande_id in joined
                        for champ, valeur in new[demande_id].valeurs.items()])
-        self.groups.join(c, chemin, new)
+        # Every projection on this journal marked (a first build's): none to join into,
+        # and a chunked look-up of every new line's demandes for nothing (ADR-0179).
+        c.execute("SELECT 1 FROM bilan_state s WHERE s.journal = ? "
+                  f"AND {NOT_DEFERRED.format(t='s')}", (chemin,))
+        if c.fetchone() is not None:
+            self.groups.join(c, chemin, new)
 
     @staticmethod
     def adopt(c: Cursor, old: str) -> list[str]:
