@@ -63,7 +63,7 @@ _DAY_SUMS = len(Echantillon.__slots__)
 _GROUP_SUMS = 4 + _DAY_SUMS  # the group's four figures, then its sample's sums
 # rebuilt() adds the eight per-demande sums and the ten per-session ones with map(), which
 # would stop short, silently, were they ever not the sample's.
-assert _DAY_SUMS == 8 + len(SESSION_SUMS)
+assert 8 + len(SESSION_SUMS) == _DAY_SUMS
 
 
 def add_totals(changes: dict[Any, list[int]], key: Any, n: int, e: int, p: int, k: int

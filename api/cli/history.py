@@ -78,6 +78,10 @@ def replay(data: Path, database_url: str | None, formule: str, tarifs: Path | No
                 first.append(done)
             elapsed = max(time.monotonic() - started, 1e-9)
             rate = f"{(done - first[0]) / elapsed:,.0f} events/s"
+            if done >= total:
+                # What follows the last page takes a while, and an interrupt there leaves
+                # the groups to be computed later (ADR-0179): say it is at work.
+                rate += "; now the journal, the groups and the classement"
             bar.update(task, completed=done, total=total, rate=rate)
 
         with refused():
