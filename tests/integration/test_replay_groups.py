@@ -90,6 +90,28 @@ def plain(groups: Any) -> Any:
             for champ, vals in groups.items()}
 
 
+def stopped_after_its_pages(services: Services, size: int, seed: int
+                            ) -> tuple[list[dict[str, Any]], list[str]]:
+    """Store ``size`` generated events and their journal, then build the serving
+    projection from its first event and kill the build after its last page, before its
+    groups' rebuild (ADR-0179); return the events and the journal's lines."""
+    events = generate(size, seed=seed)
+    journal = journal_lines(events, seed=seed)
+    services.settings.journal_path.write_text("\n".join(journal) + "\n")
+    for start in range(0, len(events), 500):
+        services.store.append(accept_batch({"evenements": events[start:start + 500]}))
+
+    def killed_after_the_last_page(done: int, total: int) -> None:
+        if done == total:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        build_projection(services.store, services.projection.view,
+                         services.projection.tracking_name, killed_after_the_last_page,
+                         page_size=600, data=services.settings.data)
+    return events, journal
+
+
 class ReplayGroupsContract:
     """Groups after a replay, on one backend."""
 
@@ -144,20 +166,8 @@ class ReplayGroupsContract:
         # restored store): a kill after its last page and before the groups' rebuild
         # leaves them marked, not wrong for good: once the mark has been left alone for
         # stopped_after seconds, the live runner rebuilds them (ADR-0179).
-        events = generate(2_000, seed=13)
-        journal = journal_lines(events, seed=13)
-        services.settings.journal_path.write_text("\n".join(journal) + "\n")
-        for start in range(0, len(events), 500):
-            services.store.append(accept_batch({"evenements": events[start:start + 500]}))
+        events, journal = stopped_after_its_pages(services, 2_000, seed=13)
         view, name = services.projection.view, services.projection.tracking_name
-
-        def killed_after_the_last_page(done: int, total: int) -> None:
-            if done == total:
-                raise KeyboardInterrupt
-
-        with pytest.raises(KeyboardInterrupt):
-            build_projection(services.store, view, name, killed_after_the_last_page,
-                             page_size=600, data=services.settings.data)
         idle = view.groups_deferred(name)
         assert idle is not None and idle < 60
         left = view.snapshot(name, "v1", par="preset").groupes
@@ -198,20 +208,8 @@ class ReplayGroupsContract:
 
     def test_a_build_run_again_computes_the_groups_it_left(
             self, services: Services) -> None:
-        events = generate(1_200, seed=14)
-        journal = journal_lines(events, seed=14)
-        services.settings.journal_path.write_text("\n".join(journal) + "\n")
-        for start in range(0, len(events), 500):
-            services.store.append(accept_batch({"evenements": events[start:start + 500]}))
+        events, journal = stopped_after_its_pages(services, 1_200, seed=14)
         view, name = services.projection.view, services.projection.tracking_name
-
-        def killed_after_the_last_page(done: int, total: int) -> None:
-            if done == total:
-                raise KeyboardInterrupt
-
-        with pytest.raises(KeyboardInterrupt):
-            build_projection(services.store, view, name, killed_after_the_last_page,
-                             page_size=500, data=services.settings.data)
         # Run again: nothing left to fold, the groups rebuilt all the same.
         build_projection(services.store, view, name, data=services.settings.data)
         assert view.groups_deferred(name) is None
