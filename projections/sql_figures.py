@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from miam_economies.projections.delta import PageDelta
 from miam_economies.projections.sql_dialect import SqlDialect
-from miam_economies.projections.sql_schema import Cursor
+from miam_economies.projections.sql_schema import USAGE_SUMS, Cursor
 
 
 class FiguresWriter:
@@ -36,9 +36,7 @@ class FiguresWriter:
         self._modeles = (
             "INSERT INTO bilan_modeles VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (projection, modele, jour, client) DO UPDATE SET "
-            + added("bilan_modeles", ("tours",),
-                    ("input_tokens", "output_tokens", "cache_read_input_tokens",
-                     "cache_creation_input_tokens", "cout")))
+            + added("bilan_modeles", ("tours",), USAGE_SUMS))
 
     def fold(self, c: Cursor, name: str, delta: PageDelta) -> None:
         """Add ``delta``'s per-client, per-anomaly, per-day and per-model figures to

@@ -22,11 +22,7 @@ from miam_economies.projections.session_rows import SessionLue, SessionRapproche
 from miam_economies.projections.sql_dialect import SqlDialect
 from miam_economies.projections.sql_releves import RelevesWriter
 from miam_economies.projections.sql_releves_agents import ReleveAgentsWriter
-from miam_economies.projections.sql_schema import FIGURES, Cursor, chunks
-
-AGENT_SUMS = ("input_tokens", "output_tokens", "cache_read_input_tokens",
-              "cache_creation_input_tokens", "cout")
-"""``bilan_session_agents``' token sums, after ``tours``."""
+from miam_economies.projections.sql_schema import FIGURES, USAGE_SUMS, Cursor, chunks
 
 
 class SessionsFiguresWriter:
@@ -44,7 +40,7 @@ class SessionsFiguresWriter:
         self._agents = (
             "INSERT INTO bilan_session_agents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (projection, session_id, agent_id, client) DO UPDATE SET "
-            + added("bilan_session_agents", ("tours",), AGENT_SUMS))
+            + added("bilan_session_agents", ("tours",), USAGE_SUMS))
 
     def fold(self, c: Cursor, name: str, delta: PageDelta) -> None:
         """Add ``delta.sessions`` and ``delta.agents`` to projection ``name``'s rows, in
@@ -90,7 +86,7 @@ class SessionsFiguresWriter:
         rows = c.fetchall()
         figures = None if not rows else sum(
             (Figures(*map(int, row)) for row in rows), Figures())
-        c.execute(f"SELECT session_id, agent_id, tours, {', '.join(AGENT_SUMS)} "
+        c.execute(f"SELECT session_id, agent_id, tours, {', '.join(USAGE_SUMS)} "
                   "FROM bilan_session_agents WHERE projection = ? AND session_id = ?",
                   (name, session_id))
         pilotages = _pilotages(c.fetchall()).get(session_id, {})
@@ -109,7 +105,7 @@ class SessionsFiguresWriter:
             figures[session_id].add(Figures(*map(int, row)))
         if not figures:
             return {}
-        c.execute(f"SELECT session_id, agent_id, tours, {', '.join(AGENT_SUMS)} "
+        c.execute(f"SELECT session_id, agent_id, tours, {', '.join(USAGE_SUMS)} "
                   "FROM bilan_session_agents "
                   f"WHERE projection = ? AND session_id IN ({both})", (name, name))
         pilotages = _pilotages(c.fetchall())

@@ -21,14 +21,10 @@ from miam_economies.domain.releves import Observation, ReplyKey, merge
 from miam_economies.domain.sessions import Consommation, cout_reponse
 from miam_economies.projections.delta import PageDelta
 from miam_economies.projections.sql_dialect import SqlDialect
-from miam_economies.projections.sql_schema import Cursor
+from miam_economies.projections.sql_schema import USAGE_SUMS, Cursor
 
 MAIN = ""
 """The main agent's ``agent_key`` (a key column cannot be NULL on PostgreSQL)."""
-
-SUMS = ("input_tokens", "output_tokens", "cache_read_input_tokens",
-        "cache_creation_input_tokens", "cout")
-"""The token sums after ``reponses`` and ``incompletes``."""
 
 Part = list[int]
 """A reply's part of its agent's sums: reponses, incompletes, four counters, cout."""
@@ -49,7 +45,7 @@ class ReleveAgentsWriter:
         self._upsert = ("INSERT INTO bilan_releves_agents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                         "ON CONFLICT (projection, session_id, agent_key) DO UPDATE SET "
                         + dialect.added("bilan_releves_agents", ("reponses", "incompletes"),
-                                        SUMS))
+                                        USAGE_SUMS))
 
     def fold(self, c: Cursor, name: str, delta: PageDelta,
              stored: dict[ReplyKey, Observation]) -> None:
@@ -78,7 +74,8 @@ class ReleveAgentsWriter:
                            ) -> dict[str, dict[str | None, Consommation]]:
         """Each session of ``bilan_sessions_rapprochees``: its replies summed per agent
         (None: the main agent), agents with no reply left out."""
-        c.execute(f"SELECT session_id, agent_key, reponses, incompletes, {', '.join(SUMS)} "
+        c.execute("SELECT session_id, agent_key, reponses, incompletes, "
+                  f"{', '.join(USAGE_SUMS)} "
                   "FROM bilan_releves_agents WHERE projection = ? AND session_id IN "
                   "(SELECT session_id FROM bilan_sessions_rapprochees WHERE projection = ?)",
                   (name, name))

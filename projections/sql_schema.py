@@ -10,11 +10,18 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from miam_economies.domain.releves import COUNTERS
+
 Cursor = Any
 """A DB-API cursor whose ``execute``/``executemany`` take ``?`` placeholders."""
 
 FIGURES = "delegations, evites, pilotage, corrections"
 """The four summed figures' columns, in ``Figures``' order."""
+
+USAGE_SUMS = (*COUNTERS, "cout")
+"""The token sums of the tables of turns and replies (``bilan_modeles``,
+``bilan_session_agents``, ``bilan_releves_agents``): the four usage counters, then the
+formula's cost."""
 
 TOKEN_LIMIT = 2**62
 """Magnitude from which a token sum may overflow a 64-bit integer once added to another
