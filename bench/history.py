@@ -123,6 +123,39 @@ def replay_apart(data: Path) -> dict[str, float]:
     return measured
 
 
+COMPARE_FORMULAS = ("v1", "pondere-v2")
+"""The two formulas ``compare_apart`` shows side by side (issue 35, item 2)."""
+
+COMPARE_CHILD = """
+import json, sys, time
+from pathlib import Path
+from miam_economies.api.service.replay import compare
+from miam_economies.api.service.settings import Settings
+
+started = time.perf_counter()
+result = compare(Settings(data=Path(sys.argv[1]), token=sys.argv[2]), sys.argv[3:], "jour")
+seconds = time.perf_counter() - started
+line = next(x for x in Path("/proc/self/status").read_text().splitlines()
+            if x.startswith("VmHWM:"))
+print(json.dumps({"seconds": seconds, "cells": len(result["groupes"]),
+                  "peak_rss_mb": int(line.split()[1]) / 1024}))
+"""
+"""``python -c COMPARE_CHILD DATA TOKEN FORMULA...`` prints one JSON line: ``compare``
+by day, its seconds and its process's peak RSS (VmHWM, as ``REPLAY_CHILD``)."""
+
+
+def compare_apart(data: Path, events: int) -> dict[str, float]:
+    """``compare`` of ``COMPARE_FORMULAS`` by day over ``data``'s store of ``events``
+    events, in a process of its own (``OURS_BIN``'s python, run from ``data``); return
+    ``{"events", "seconds", "rate" (events of the store per second, each folded under
+    both formulas), "peak_rss_mb", "cells"}``."""
+    done = subprocess.run([str(servers.OURS_BIN / "python"), "-c", COMPARE_CHILD, str(data),
+                           TOKEN, *COMPARE_FORMULAS],
+                          check=True, capture_output=True, text=True, cwd=data)
+    measured: dict[str, float] = json.loads(done.stdout.splitlines()[-1])
+    return {**measured, "events": events, "rate": events / measured["seconds"]}
+
+
 def raw_log_read(data: Path) -> float:
     """Events/s reading the whole notification log through the recorder, 500 a page (the
     library's ``select_notifications``: the replay's own source)."""
@@ -242,7 +275,8 @@ def removed(data: Path) -> None:
 def history(sizes: list[int], repeat: int, requests: int, paired: int, naive_requests: int,
             work: Path, progress: Callable[[str, int], Callable[[int], None]],
             timings: dict[str, float]) -> dict[str, Any]:
-    """At each size: fill, replay apart (at the largest also the raw log read), then ours
+    """At each size: fill, replay apart (at the largest also the raw log read before it
+    and ``compare`` after it), then ours
     started ``repeat`` times (read on the first: ``reads``) and the naive server once.
     ``progress(label, total)`` gives the fill's advance callback; ``timings`` gets the
     seconds of each step at each size."""
@@ -267,6 +301,9 @@ def history(sizes: list[int], repeat: int, requests: int, paired: int, naive_req
             lap("raw log read")
         entry["replay"] = replay_apart(ours)
         lap("replay")
+        if size == sizes[-1]:
+            entry["compare"] = compare_apart(ours, int(entry["replay"]["events"]))
+            lap("compare")
         for run in range(repeat):
             for kind, data, n in (("ours", ours, requests), ("naive", naive, naive_requests)):
                 if kind == "naive" and run:

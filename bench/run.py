@@ -22,9 +22,10 @@ reference measured beside it:
    database each run (ADR-0031), against the figures of commit 6e225cd;
 4. at each history size (``bench.history``): the store filled, every projection replayed
    in a process of its own (events/s and its peak RSS; at the largest size against the
-   raw notification-log read), then bilan reads (per client, one day, one demande),
-   classement reads (``par=preset`` with its verdicts; paired on ``test_id``, 1,000 tasks
-   x 6 presets of MIAM's test runs), start-up and peak RSS, ours and the naive design's.
+   raw notification-log read, and ``compare`` of two formulas by day likewise), then
+   bilan reads (per client, one day, one demande), classement reads (``par=preset``
+   with its verdicts; paired on ``test_id``, 1,000 tasks x 6 presets of MIAM's test
+   runs), start-up and peak RSS, ours and the naive design's.
 
 Figures are medians over ``--repeat`` runs (latency percentiles: over every request of
 every run); history sizes are read once. Prints the table and each section's seconds,
@@ -71,7 +72,7 @@ def arguments() -> argparse.Namespace:
                         help="events of the 1-client burst (0: none)")
     parser.add_argument("--sizes", default="10000,100000,1000000",
                         help="history sizes, comma-separated (the largest gets the raw "
-                             "log read and the replay's rows)")
+                             "log read, the replay's and compare's rows)")
     parser.add_argument("--repeat", type=int, default=3,
                         help="runs of every ingest and request section, and starts of our "
                              "server at each history size")

@@ -37,14 +37,14 @@ from miam_economies.api.service.formules import (
 from miam_economies.api.service.serving import REPLAY_PAGE, REPLAY_READ, build_projection
 from miam_economies.api.service.settings import Settings, machine_fuseau
 from miam_economies.domain.anomalies import anomalies
-from miam_economies.domain.bilan import FiguresModele, Jours
+from miam_economies.domain.bilan import Jours
 from miam_economies.domain.errors import MiamEconomiesError
 from miam_economies.domain.events import ConflitRecu
 from miam_economies.domain.formulas import FORMULES, Formule
 from miam_economies.domain.instants import iso_utc
 from miam_economies.domain.releves_events import ReleveRecu
 from miam_economies.domain.tarifs_fichier import FormuleEnregistree, lire
-from miam_economies.projections.delta import PageDelta
+from miam_economies.projections.formula_figures import FormulaFigures
 from miam_economies.projections.projection import projection_name
 from miam_economies.projections.sql_view import SqlBilanView
 
@@ -219,15 +219,16 @@ def _active_zone(settings: Settings) -> str:
 
 
 def compare(settings: Settings, formules: list[str], par: str = "client") -> dict[str, Any]:
-    """Fold the whole store in memory under each of ``formules`` and return their figures
-    side by side: ``{"par", "fuseau", "formules", "groupes": {key: {client: {formule:
+    """Fold the whole store under each of ``formules`` and return their figures side by
+    side: ``{"par", "fuseau", "formules", "groupes": {key: {client: {formule:
     figures}}}, "non_tarifes": {formule: {"modeles", "reference"}}}`` for ``par`` in
     ``client``, ``jour``, ``modele``, days cut in the active projection's zone;
     ``non_tarifes`` gives, for each weighted formula, the store's models its table does
     not price and the reference they weigh as (ADR-0162). A formula
     is built in or a user's recorded by ``replay --tarifs``, read from the view
     (ADR-0131). A dry run: it opens the store and the view read-only and writes
-    nothing anywhere.
+    nothing anywhere. It reads the store once; memory holds one read of events and a few
+    sums per client, day and model, whatever the history's length (ADR-0180).
 
     Raises ``UnknownFormula`` and ``ValueError`` for another ``par``.
     """
@@ -238,7 +239,9 @@ def compare(settings: Settings, formules: list[str], par: str = "client") -> dic
     formulas = [_named_formula(settings, name) for name in formules]
     zone = ZoneInfo(_active_zone(settings))
     days = Jours(zone)
-    deltas = [PageDelta(f, zone, jours_of=days) for f in formulas]
+    # Only the sums the answer shows, a few per client and day: memory stays bounded
+    # over any history (ADR-0180).
+    folds = [FormulaFigures(f, days) for f in formulas]
     with closing(open_store(settings.database, read_only=True)) as store:
         head, position = store.head(), 0
         while position < head:  # the store up to its head when the comparison began
@@ -247,23 +250,20 @@ def compare(settings: Settings, formules: list[str], par: str = "client") -> dic
                 break
             # Ids may have gaps (PostgreSQL): what was appended since is left out.
             values = [value for n, value in page if n <= head]
-            for delta in deltas:
-                delta.add_all(values)
+            for fold in folds:
+                fold.add_all(values)
             position = page[-1][0]
     groupes: dict[str, dict[str, dict[str, Any]]] = {}
-    for formula, delta in zip(formulas, deltas, strict=True):
+    for formula, fold in zip(formulas, folds, strict=True):
         if par == "client":
-            cells = {(c, c): f.as_dict() for c, f in delta.clients.items()}
+            cells = {(c, c): f.as_dict() for c, f in fold.clients.items()}
         elif par == "jour":
-            cells = {(j, c): f.as_dict() for (c, j), f in delta.jours.items()}
+            cells = {(j, c): f.as_dict() for (c, j), f in fold.jours.items()}
         else:
-            by_model: dict[tuple[str, str], FiguresModele] = {}
-            for (c, m, _), f in delta.modeles.items():  # summed over the days
-                by_model[(m, c)] = by_model.get((m, c), FiguresModele()) + f
-            cells = {(m, c): f.as_dict(m) for (m, c), f in by_model.items()}
+            cells = {(m, c): f.as_dict(m) for (c, m), f in fold.modeles.items()}
         for (key, client), figures in cells.items():
             groupes.setdefault(key, {}).setdefault(client, {})[formula.name] = figures
-    modeles = {m for _, m, _ in deltas[0].modeles}  # the same events in every delta
+    modeles = {m for _, m in folds[0].modeles}  # the same events in every fold
     return {"par": par, "fuseau": str(zone), "formules": [f.name for f in formulas],
             "groupes": {k: groupes[k] for k in sorted(groupes)},
             "non_tarifes": {f.name: unpriced(f, modeles) for f in formulas

@@ -134,9 +134,11 @@ def test_a_stopped_server_leaves_no_process_and_its_directory_goes(tmp_path: Pat
     assert not data.exists()
 
 
-def test_the_replay_child_runs_the_measured_checkouts_python(tmp_path: Path) -> None:
-    # --ours-bin: the replay is that checkout's, run from the data directory so that this
-    # checkout's folders do not shadow its package; here, this venv's, on a real store.
+def test_the_replay_and_compare_children_run_the_measured_checkouts_python(
+        tmp_path: Path) -> None:
+    # --ours-bin: the replay and compare are that checkout's, run from the data directory
+    # so that this checkout's folders do not shadow its package; here, this venv's, on a
+    # real store.
     from bench import history
 
     data = tmp_path / "data"
@@ -146,6 +148,9 @@ def test_the_replay_child_runs_the_measured_checkouts_python(tmp_path: Path) -> 
             services.store.append(accept_batch({"evenements": events[start:start + 500]}))
     measured = history.replay_apart(data)
     assert measured["events"] == 1_000 and 0 < measured["peak_rss_mb"] < 1_000
+    compared = history.compare_apart(data, 1_000)
+    assert compared["cells"] > 1 and 0 < compared["peak_rss_mb"] < 1_000
+    assert compared["rate"] == 1_000 / compared["seconds"]
 
 
 def test_postgres_rows_read_against_an_earlier_run_of_this_bench() -> None:

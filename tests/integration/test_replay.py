@@ -300,3 +300,33 @@ def test_compare_and_anomalies_write_nothing(tmp_path: Path) -> None:
     (settings.data / "projections.sqlite").unlink()
     compare(settings, ["v1"])
     assert not (settings.data / "projections.sqlite").exists()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_compare_shows_what_a_replay_serves_on_every_breakdown(tmp_path: Path,
+                                                               backend: str) -> None:
+    # compare folds three sums of its own (ADR-0180): under each formula they are the
+    # bilan a replay under it serves, by client, day and model, in the projection's zone.
+    from contextlib import nullcontext
+
+    from tests.conftest import fresh_postgres
+
+    with fresh_postgres() if backend == "postgresql" else nullcontext(None) as url:
+        settings = Settings(data=tmp_path / "data", token=TOKEN, fuseau="Europe/Paris",
+                            database_url=url)
+        load(settings, generate(3_000, seed=11))
+        for formule in ("v1", "pondere-v2"):
+            if formule != "v1":
+                replay(settings, formule)
+            for par in ("client", "jour", "modele"):
+                served = read(settings, par)["groupes"]
+                compared = compare(settings, [formule, "v1-serveur"], par)["groupes"]
+                assert len(served) > 1 and compared.keys() == served.keys()
+                # A priced formula's bilan adds its money (en_usd...): compare shows the
+                # figures of every formula.
+                assert {k: {c: cells[formule] for c, cells in by_client.items()}
+                        for k, by_client in compared.items()} == {
+                    k: {c: {f: figures[f] for f in (*FIGURES, "usd", "tours", "usage")
+                            if f in figures}
+                        for c, figures in by_client.items()}
+                    for k, by_client in served.items()}
