@@ -34,7 +34,12 @@ from miam_economies.api.service.formules import (
     unpriced,
     user_formula,
 )
-from miam_economies.api.service.serving import REPLAY_PAGE, REPLAY_READ, build_projection
+from miam_economies.api.service.serving import (
+    REPLAY_PAGE,
+    REPLAY_READ,
+    build_projection,
+    collector_paused,
+)
 from miam_economies.api.service.settings import Settings, machine_fuseau
 from miam_economies.domain.anomalies import anomalies
 from miam_economies.domain.bilan import Jours
@@ -239,31 +244,32 @@ def compare(settings: Settings, formules: list[str], par: str = "client") -> dic
     formulas = [_named_formula(settings, name) for name in formules]
     zone = ZoneInfo(_active_zone(settings))
     days = Jours(zone)
-    # Only the sums the answer shows, a few per client and day: memory stays bounded
-    # over any history (ADR-0180).
-    folds = [FormulaFigures(f, days) for f in formulas]
+    # Only the sums the answer shows, a few per client and day, every formula's side by
+    # side: memory stays bounded over any history (ADR-0180).
+    fold = FormulaFigures(formulas, days)
     with closing(open_store(settings.database, read_only=True)) as store:
         head, position = store.head(), 0
         while position < head:  # the store up to its head when the comparison began
-            page = store.read(position + 1, min(REPLAY_READ, head - position))
-            if not page:
-                break
-            # Ids may have gaps (PostgreSQL): what was appended since is left out.
-            values = [value for n, value in page if n <= head]
-            for fold in folds:
-                fold.add_all(values)
+            # A read's values are freed by reference counting: the cyclic collector
+            # would only walk them, over and over (as a replay's pages, ADR-0062).
+            with collector_paused():
+                page = store.read(position + 1, min(REPLAY_READ, head - position))
+                if not page:
+                    break
+                # Ids may have gaps (PostgreSQL): what was appended since is left out.
+                fold.add_all([value for n, value in page if n <= head])
             position = page[-1][0]
     groupes: dict[str, dict[str, dict[str, Any]]] = {}
-    for formula, fold in zip(formulas, folds, strict=True):
+    for k, formula in enumerate(formulas):
         if par == "client":
-            cells = {(c, c): f.as_dict() for c, f in fold.clients.items()}
+            cells = {(c, c): f.as_dict() for c, f in fold.clients(k).items()}
         elif par == "jour":
-            cells = {(j, c): f.as_dict() for (c, j), f in fold.jours.items()}
+            cells = {(j, c): f.as_dict() for (c, j), f in fold.jours(k).items()}
         else:
-            cells = {(m, c): f.as_dict(m) for (c, m), f in fold.modeles.items()}
+            cells = {(m, c): f.as_dict(m) for (c, m), f in fold.modeles(k).items()}
         for (key, client), figures in cells.items():
             groupes.setdefault(key, {}).setdefault(client, {})[formula.name] = figures
-    modeles = {m for _, m in folds[0].modeles}  # the same events in every fold
+    modeles = {m for _, m in fold.modeles(0)}
     return {"par": par, "fuseau": str(zone), "formules": [f.name for f in formulas],
             "groupes": {k: groupes[k] for k in sorted(groupes)},
             "non_tarifes": {f.name: unpriced(f, modeles) for f in formulas

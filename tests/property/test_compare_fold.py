@@ -1,9 +1,10 @@
 """``compare``'s fold is the page fold's three sums (ADR-0180): on any history, in any
-order and cut into reads of any size, under every built-in formula and in a zone whose
-days cross the dates' midnights, ``FormulaFigures`` keeps exactly ``PageDelta``'s
-``clients`` and ``jours``, and its ``modeles`` summed over their days, ``evenements``
-included; a differing re-sent version (``Conflit``) counts for its client, an event set
-aside (``Ecarte``) and a relevé's ``Observation`` in no figure. Pure: no store."""
+order and cut into reads of any size, under one to four built-in formulas at once (the
+same one twice included) and in a zone whose days cross the dates' midnights,
+``FormulaFigures`` keeps under each exactly ``PageDelta``'s ``clients`` and ``jours``, and
+its ``modeles`` summed over their days, ``evenements`` included; a differing re-sent
+version (``Conflit``) counts for its client, an event set aside (``Ecarte``) and a
+relevé's ``Observation`` in no figure. Pure: no store."""
 
 from __future__ import annotations
 
@@ -44,24 +45,25 @@ def reads(draw: st.DrawFn) -> list[list[Stored]]:
 
 
 @settings(max_examples=150, deadline=None)
-@given(reads(), st.sampled_from(sorted(FORMULES)))
-def test_the_three_sums_are_the_page_folds(history: list[list[Stored]], name: str) -> None:
-    formula = FORMULES[name]
-    delta = PageDelta(formula, PARIS)
-    delta.add_all(value for values in history for value in values)
-    fold = FormulaFigures(formula, Jours(PARIS))
+@given(reads(), st.lists(st.sampled_from(sorted(FORMULES)), min_size=1, max_size=4))
+def test_the_sums_are_the_page_folds_under_each_formula(history: list[list[Stored]],
+                                                        names: list[str]) -> None:
+    fold = FormulaFigures([FORMULES[name] for name in names], Jours(PARIS))
     for values in history:
         fold.add_all(values)
-    assert dict(fold.clients) == dict(delta.clients)
-    assert dict(fold.jours) == dict(delta.jours)
-    summed: dict[tuple[str, str], FiguresModele] = {}
-    for (client, modele, _), figures in delta.modeles.items():
-        summed[(client, modele)] = summed.get((client, modele), FiguresModele()) + figures
-    assert dict(fold.modeles) == summed
+    for k, name in enumerate(names):
+        delta = PageDelta(FORMULES[name], PARIS)
+        delta.add_all(value for values in history for value in values)
+        assert fold.clients(k) == dict(delta.clients)
+        assert fold.jours(k) == dict(delta.jours)
+        summed: dict[tuple[str, str], FiguresModele] = {}
+        for (client, modele, _), figures in delta.modeles.items():
+            summed[(client, modele)] = summed.get((client, modele), FiguresModele()) + figures
+        assert fold.modeles(k) == summed
 
 
 def test_a_value_of_no_stored_type_is_refused() -> None:
-    fold = FormulaFigures(FORMULES["v1"], Jours(PARIS))
+    fold = FormulaFigures([FORMULES["v1"]], Jours(PARIS))
     stray: Any = {"type": "delegation"}  # a payload, not its value
     with pytest.raises(TypeError, match="not a stored event's value"):
         fold.add_all([stray])
