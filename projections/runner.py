@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from eventsourcing.persistence import IntegrityError, OperationalError, PersistenceError
 
+from miam_economies.projections.collector import collector_paused
 from miam_economies.projections.journal import JournalFollower
 from miam_economies.projections.pacing import Pacing, Unpaced
 from miam_economies.projections.projection import BilanProjection
@@ -102,9 +103,14 @@ class CatchUpRunner:
         A stored event the fold cannot take is set aside, never a stop: read as an
         ``Ecarte`` (``domain.storable_text``), or, refused by the view for its data, found
         by folding the page event by event (``set_aside``; ADR-0135); each is logged.
+        The cyclic garbage collector is paused meanwhile (``collector_paused``).
         Raises the view's or the source's ``PersistenceError`` (an ``IntegrityError`` when
         another runner folded the page first), and what ``projection`` raises.
         """
+        with collector_paused():
+            return self._fold_page()
+
+    def _fold_page(self) -> int:
         projection = self._projection_now()  # one per page, even across a switch
         self._folding = projection.tracking_name
         position, identite = projection.source()

@@ -34,12 +34,7 @@ from miam_economies.api.service.formules import (
     unpriced,
     user_formula,
 )
-from miam_economies.api.service.serving import (
-    REPLAY_PAGE,
-    REPLAY_READ,
-    build_projection,
-    collector_paused,
-)
+from miam_economies.api.service.serving import REPLAY_PAGE, REPLAY_READ, build_projection
 from miam_economies.api.service.settings import Settings, machine_fuseau
 from miam_economies.domain.anomalies import anomalies
 from miam_economies.domain.bilan import Jours
@@ -49,6 +44,7 @@ from miam_economies.domain.formulas import FORMULES, Formule
 from miam_economies.domain.instants import iso_utc
 from miam_economies.domain.releves_events import ReleveRecu
 from miam_economies.domain.tarifs_fichier import FormuleEnregistree, lire
+from miam_economies.projections.collector import collector_paused
 from miam_economies.projections.formula_figures import FormulaFigures
 from miam_economies.projections.projection import projection_name
 from miam_economies.projections.sql_view import SqlBilanView

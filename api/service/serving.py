@@ -9,10 +9,9 @@ so no reader ever sees one half-built.
 
 from __future__ import annotations
 
-import gc
 import logging
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import replace
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -39,25 +38,6 @@ events."""
 
 REPLAY_READ = 5_000
 """Events read (and decoded) at a time while a projection is built or replayed."""
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector for the block (then restore its state).
-
-    A replay page holds tens of thousands of live objects (the page's values and its
-    deltas) and allocates as many again: the collector, triggered every 700 allocations,
-    walked them over and over, a quarter of a replay's time (ADR-0062). Everything a page
-    allocates is freed by reference counting when the page is done, so nothing waits for
-    the collector; cyclic garbage of other threads is collected once it runs again.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def follower(view: BilanView, settings: ProjectionSettings, data: Path) -> JournalFollower:
@@ -106,8 +86,7 @@ def build_projection(store: EventStore, view: BilanView, name: str,
     while True:
         while projection.position() < store.head():
             try:
-                with collector_paused():
-                    folded = runner.fold_page() > 0 or folded
+                folded = runner.fold_page() > 0 or folded
             except IntegrityError:
                 continue  # another runner folded this page
             if progress is not None:
