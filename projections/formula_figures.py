@@ -79,7 +79,8 @@ class FormulaFigures:
             method(value)
 
     def jours(self, k: int) -> dict[tuple[str, str], Figures]:
-        """The ``k``-th formula's figures per (client, jour)."""
+        """The ``k``-th formula's figures per (client, jour); ``k`` from 0 to the number
+        of formulas less one (another raises ``IndexError`` once a day is folded)."""
         i = _DAY_FREE + 3 * k
         return {key: Figures(row[_DELEGATIONS], row[i], row[i + 1], row[i + 2],
                              row[_EVENEMENTS])
@@ -87,7 +88,7 @@ class FormulaFigures:
 
     def clients(self, k: int) -> dict[str, Figures]:
         """The ``k``-th formula's figures per client: its days' sums, and its conflicts
-        among its ``evenements``."""
+        among its ``evenements`` (``k`` as in ``jours``)."""
         out: dict[str, Figures] = {}
         for (client, _), figures in self.jours(k).items():
             kept = out.get(client)
@@ -100,7 +101,8 @@ class FormulaFigures:
         return out
 
     def modeles(self, k: int) -> dict[tuple[str, str], FiguresModele]:
-        """The ``k``-th formula's pilotage per (client, modele), over every day."""
+        """The ``k``-th formula's turns, usage counters and cost per (client, modele),
+        over every day (``k`` as in ``jours``)."""
         return {key: FiguresModele(row[0], row[1], row[2], row[3], row[4], row[_MODEL_FREE + k])
                 for key, row in self._modeles.items()}
 

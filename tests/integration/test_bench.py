@@ -150,7 +150,6 @@ def test_the_replay_and_compare_children_run_the_measured_checkouts_python(
     assert measured["events"] == 1_000 and 0 < measured["peak_rss_mb"] < 1_000
     compared = history.compare_apart(data, 1_000)
     assert compared["cells"] > 1 and 0 < compared["peak_rss_mb"] < 1_000
-    assert compared["rate"] == 1_000 / compared["seconds"]
 
 
 def test_postgres_rows_read_against_an_earlier_run_of_this_bench() -> None:

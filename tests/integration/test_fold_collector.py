@@ -1,11 +1,13 @@
 """A page is folded with Python's cyclic collector paused, and the collector is left as it
-was found (``projections.collector``; ADR-0062, ADR-0180): a real store and view, the
-live runner's 500-event pages."""
+was found (``projections.collector``; ADR-0062, ADR-0181): a real store and view, the
+live runner's 500-event pages; pauses overlapping in real threads, in any order of
+their ends."""
 
 from __future__ import annotations
 
 import gc
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -62,11 +64,36 @@ def test_a_live_page_runs_no_collection_and_leaves_the_collector_as_it_was(
         assert any(collections)
 
 
-def test_overlapping_pauses_leave_the_collector_enabled() -> None:
-    first, second = collector_paused(), collector_paused()
-    first.__enter__()
-    second.__enter__()  # another thread's page, begun while the first is folded
-    first.__exit__(None, None, None)
-    assert gc.isenabled()  # the one that found it on turns it back on
-    second.__exit__(None, None, None)
-    assert gc.isenabled()
+def _pause_until(entered: threading.Event, leave: threading.Event) -> None:
+    with collector_paused():
+        entered.set()
+        leave.wait(10)
+
+
+def test_overlapping_pauses_in_two_threads_restore_the_collector_after_the_last(
+        ) -> None:
+    for first_to_leave in (0, 1):  # the first to begin ends first, or last
+        entered = [threading.Event(), threading.Event()]
+        leave = [threading.Event(), threading.Event()]
+        threads = [threading.Thread(target=_pause_until, args=(entered[i], leave[i]))
+                   for i in (0, 1)]
+        for thread, began in zip(threads, entered, strict=True):
+            thread.start()
+            assert began.wait(10)
+        assert not gc.isenabled()
+        leave[first_to_leave].set()
+        threads[first_to_leave].join(10)
+        assert not gc.isenabled()  # the other one's page is still folded
+        leave[1 - first_to_leave].set()
+        threads[1 - first_to_leave].join(10)
+        assert gc.isenabled()
+
+
+def test_a_collector_the_host_turned_off_stays_off() -> None:
+    gc.disable()
+    try:
+        with collector_paused(), collector_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
