@@ -1,7 +1,7 @@
 """What ``compare`` keeps of a history under several formulas (pure: no I/O; ADR-0180).
 
 ``compare`` shows, for each formula, the figures per client, per day and per model: sums
-over events, a few rows per client and day whatever the history's length. The page fold
+over events, a few rows per client and day however many events the days hold. The page fold
 (``delta.PageDelta``) also keeps every demande, demande-day, session and subagent, which
 a replay writes to the view page by page; folded over a whole history in memory they grew
 with it (1.9 GB at 1,000,000 events for two formulas). This fold keeps a row of integers

@@ -228,8 +228,9 @@ def compare(settings: Settings, formules: list[str], par: str = "client") -> dic
     not price and the reference they weigh as (ADR-0162). A formula
     is built in or a user's recorded by ``replay --tarifs``, read from the view
     (ADR-0131). A dry run: it opens the store and the view read-only and writes
-    nothing anywhere. It reads the store once; memory holds one read of events and a few
-    sums per client, day and model, whatever the history's length (ADR-0180).
+    nothing anywhere. It reads the store once; memory holds one read of events (5,000)
+    and a row of sums per (client, day) and per (client, model), not per event
+    (ADR-0180).
 
     Raises ``UnknownFormula`` and ``ValueError`` for another ``par``.
     """
@@ -240,8 +241,8 @@ def compare(settings: Settings, formules: list[str], par: str = "client") -> dic
     formulas = [_named_formula(settings, name) for name in formules]
     zone = ZoneInfo(_active_zone(settings))
     days = Jours(zone)
-    # Only the sums the answer shows, a few per client and day, every formula's side by
-    # side: memory stays bounded over any history (ADR-0180).
+    # Only the sums the answer shows, per client and day and per client and model, every
+    # formula's side by side: memory grows with the days, not the events (ADR-0180).
     fold = FormulaFigures(formulas, days)
     with closing(open_store(settings.database, read_only=True)) as store:
         head, position = store.head(), 0
