@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from miam_economies.api.service.answers import bilan_answer, classement_answer
 from miam_economies.api.service.bootstrap import open_services
+from miam_economies.api.service.services import Services
 from miam_economies.api.service.settings import Settings
 from miam_economies.domain.acceptance import accept_batch
 from tests.conftest import TOKEN, fresh_postgres
@@ -96,35 +97,43 @@ def fresh_store(backend: str) -> Iterator[Settings]:
                        database_url=url)
 
 
+def play(services: Services, plan: list[Arrival]) -> int:
+    """Play ``plan`` as the server would: its batches appended, its journal lines appended
+    to the journal, pages folded at its moments by the serving projection's runner, then
+    caught up; return Σ recus."""
+    recus = 0
+    for kind, item, fold_now in plan:
+        if kind == "journal":
+            with services.settings.journal_path.open("a") as f:
+                f.write(item + "\n")
+        else:
+            recus += services.store.append(accept_batch({"evenements": item})).recus
+        if fold_now:  # fold at arbitrary moments, not only at the end
+            services.runner.catch_up()
+    services.runner.catch_up()
+    return recus
+
+
 def fold(plan: list[Arrival], backend: str = "sqlite") -> tuple[dict[str, Any], int]:
     """Play ``plan`` against a fresh store and view on ``backend``; return every
     breakdown, every demande, the conservation figures and every classement, and Σ
     recus."""
-    with fresh_store(backend) as settings_:
-        recus = 0
-        with open_services(settings_, run_projections=False) as services:
-            for kind, item, fold_now in plan:
-                if kind == "journal":
-                    with settings_.journal_path.open("a") as f:
-                        f.write(item + "\n")
-                else:
-                    recus += services.store.append(accept_batch({"evenements": item})).recus
-                if fold_now:  # fold at arbitrary moments, not only at the end
-                    services.runner.catch_up()
-            services.runner.catch_up()
-            state = {par: bilan_answer(services.bilan(par))["groupes"] for par in BREAKDOWNS}
-            bilan = bilan_answer(services.bilan())
-            state["economies"], state["total"] = bilan["economies"], bilan["total"]
-            state["conservation"] = bilan["conservation"]
-            state["demandes"] = {d: services.demande(d) for d in state["demande"]}
-            # The whole classement document: groups, intervals, verdicts, paired verdicts.
-            state["classements"] = {
-                f"{par} {selon} {apparier}": classement_answer(
-                    services.classement(par, 1, selon, apparier))
-                for par, selon, apparier in (("preset", "taux", None),
-                                             ("preset", "net", "test_id"),
-                                             ("client", "net", None),
-                                             ("client", "taux", "test_id"))}
+    with fresh_store(backend) as settings_, \
+            open_services(settings_, run_projections=False) as services:
+        recus = play(services, plan)
+        state = {par: bilan_answer(services.bilan(par))["groupes"] for par in BREAKDOWNS}
+        bilan = bilan_answer(services.bilan())
+        state["economies"], state["total"] = bilan["economies"], bilan["total"]
+        state["conservation"] = bilan["conservation"]
+        state["demandes"] = {d: services.demande(d) for d in state["demande"]}
+        # The whole classement document: groups, intervals, verdicts, paired verdicts.
+        state["classements"] = {
+            f"{par} {selon} {apparier}": classement_answer(
+                services.classement(par, 1, selon, apparier))
+            for par, selon, apparier in (("preset", "taux", None),
+                                         ("preset", "net", "test_id"),
+                                         ("client", "net", None),
+                                         ("client", "taux", "test_id"))}
     return state, recus
 
 

@@ -28,7 +28,7 @@ from miam_economies.api.service.settings import Settings
 from miam_economies.domain.acceptance import accept_batch
 from miam_economies.projections.sql_schema import view_tables
 from tests.conftest import TOKEN, fresh_postgres
-from tests.property.test_order_independence import Arrival, arrivals
+from tests.property.test_order_independence import Arrival, arrivals, play
 
 TABLES = sorted({m.group(1) for statement in view_tables("TEXT", "INTEGER", "", "BOOLEAN", "")
                  if (m := re.match(r"CREATE TABLE IF NOT EXISTS (\w+)", statement))})
@@ -66,15 +66,7 @@ def folded_live(settings_: Settings, plan: list[Arrival]) -> None:
     """Play ``plan`` as the server would: appends, journal lines, pages folded at the
     plan's moments by the serving projection's runner (pages of 500), then caught up."""
     with open_services(settings_, run_projections=False) as services:
-        for kind, item, fold_now in plan:
-            if kind == "journal":
-                with settings_.journal_path.open("a") as f:
-                    f.write(item + "\n")
-            else:
-                services.store.append(accept_batch({"evenements": item}))
-            if fold_now:
-                services.runner.catch_up()
-        services.runner.catch_up()
+        play(services, plan)
 
 
 def replayed(settings_: Settings, plan: list[Arrival]) -> None:

@@ -41,13 +41,13 @@ from hypothesis import strategies as st
 from miam_economies.api.service.bootstrap import open_services
 from miam_economies.api.service.services import Services
 from miam_economies.api.service.settings import Settings
-from miam_economies.domain.acceptance import accept_batch
 from miam_economies.domain.derive import recent_start
 from miam_economies.domain.echantillon import Echantillon
 from miam_economies.projections import sql_groups
 from miam_economies.projections.sql_samples import summed
 from miam_economies.projections.view import INCONNU
 from tests.conftest import TOKEN, fresh_postgres
+from tests.property.test_order_independence import play
 
 CLIENTS = st.sampled_from(["claude-code", "autre"])
 DEMANDES = st.sampled_from([f"dem-{i}" for i in range(6)])
@@ -280,15 +280,7 @@ class SessionSamplesContract:
         events, journal, plan, exact, windows = case
         wanted = expected(events, journal, windows)
         with fresh_services(self.backend) as services:
-            for kind, item, fold_now in plan:
-                if kind == "journal":
-                    with services.settings.journal_path.open("a") as f:
-                        f.write(item + "\n")
-                else:
-                    services.store.append(accept_batch({"evenements": item}))
-                if fold_now:
-                    services.runner.catch_up()
-            services.runner.catch_up()
+            play(services, plan)
             assert served(services, windows) == wanted
             folded = stored_rows(services)
             days_sum_to_samples(folded)
