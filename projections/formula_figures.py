@@ -1,14 +1,14 @@
 """What ``compare`` keeps of a history under several formulas (pure: no I/O; ADR-0180).
 
 ``compare`` shows, for each formula, the figures per client, per day and per model: sums
-over events, a few rows per client and day however many events the days hold. The page fold
-(``delta.PageDelta``) also keeps every demande, demande-day, session and subagent, which
-a replay writes to the view page by page; folded over a whole history in memory they grew
-with it (1.9 GB at 1,000,000 events for two formulas). This fold keeps a row of integers
-per (client, day) and per (client, model), with each formula's figures side by side in
-it, and derives the clients' figures from their days: each event is looked up once
-whatever the number of formulas. Its figures are ``PageDelta``'s, computed as it computes
-them (a property test holds the two equal on any history).
+over events, a few rows per client and day however many events the days hold. The page
+fold (``delta.PageDelta``) also keeps every demande, demande-day, session and subagent,
+which a replay writes to the view page by page; folded over a whole history in memory
+they grew with it (1.9 GB at 1,000,000 events for two formulas). This fold keeps a row of
+integers per (client, day) and per (client, model), with each formula's figures side by
+side in it, and derives the clients' figures from their days: each event is looked up
+once whatever the number of formulas. Its figures are ``PageDelta``'s, computed as it
+computes them (a property test holds the two equal on any history).
 """
 
 from __future__ import annotations

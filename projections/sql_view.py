@@ -268,21 +268,26 @@ class SqlBilanView(BilanView):
                       "(projection) DO UPDATE SET avance_le = excluded.avance_le",
                       (name, int(time.time() * 1000)))
 
+    @staticmethod
+    def _mark_age(c: Cursor, name: str) -> float | None:
+        # Seconds since the mark of ``name`` last moved (its build's last page), None
+        # without a mark.
+        c.execute("SELECT avance_le FROM bilan_groupes_differes WHERE projection = ?",
+                  (name,))
+        row = c.fetchone()
+        return None if row is None else time.time() - row[0] / 1000
+
     def groups_deferred(self, name: str) -> float | None:
         """See ``BilanView.groups_deferred``."""
         with self._read() as c:
-            c.execute("SELECT avance_le FROM bilan_groupes_differes WHERE projection = ?",
-                      (name,))
-            row = c.fetchone()
-        return None if row is None else max(0.0, time.time() - row[0] / 1000)
+            age = self._mark_age(c, name)
+        return None if age is None else max(0.0, age)
 
     def rebuild_stopped_groups(self, name: str, idle: float) -> bool:
         """See ``BilanView.rebuild_stopped_groups``."""
         with self._write() as c:
-            c.execute("SELECT avance_le FROM bilan_groupes_differes WHERE projection = ?",
-                      (name,))
-            row = c.fetchone()
-            if row is None or time.time() - row[0] / 1000 < idle:
+            age = self._mark_age(c, name)
+            if age is None or age < idle:
                 return False  # none, or rebuilt meanwhile, or a build still at work
             self.groups_writer.rebuild(c, name)
             c.execute("DELETE FROM bilan_groupes_differes WHERE projection = ?", (name,))
