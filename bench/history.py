@@ -21,6 +21,7 @@ from typing import Any
 
 from bench import servers
 from bench.servers import BATCH, Server, client_for, corpus, remove_tree, serving
+from bench.write_floor import write_floor
 from miam_economies.api.service.bootstrap import open_store
 from miam_economies.api.service.settings import Settings
 from miam_economies.domain.acceptance import accept_batch
@@ -275,8 +276,8 @@ def removed(data: Path) -> None:
 def history(sizes: list[int], repeat: int, requests: int, paired: int, naive_requests: int,
             work: Path, progress: Callable[[str, int], Callable[[int], None]],
             timings: dict[str, float]) -> dict[str, Any]:
-    """At each size: fill, replay apart (at the largest also the raw log read before it
-    and ``compare`` after it), then ours
+    """At each size: fill, replay apart (at the largest also the raw log read before it,
+    then the writes of the view it built, ``bench.write_floor``, and ``compare``), then ours
     started ``repeat`` times (read on the first: ``reads``) and the naive server once.
     ``progress(label, total)`` gives the fill's advance callback; ``timings`` gets the
     seconds of each step at each size."""
@@ -302,6 +303,9 @@ def history(sizes: list[int], repeat: int, requests: int, paired: int, naive_req
         entry["replay"] = replay_apart(ours)
         lap("replay")
         if size == sizes[-1]:
+            entry["write_floor"] = write_floor(
+                Settings(data=ours, token=TOKEN).projections_path, work)
+            lap("write floor")
             entry["compare"] = compare_apart(ours, int(entry["replay"]["events"]))
             lap("compare")
         for run in range(repeat):

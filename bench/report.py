@@ -19,6 +19,7 @@ from typing import Any
 from bench.history import TEST_PRESETS, TEST_TASKS
 from bench.servers import BATCH
 from bench.shapes import SMALL
+from bench.write_floor import floor_rows
 
 Row = list[str]
 COLUMNS = ("measure", "value", "reference", "ratio", "target")
@@ -223,6 +224,8 @@ def history_rows(histories: dict[str, Any]) -> list[Row]:
              ">= 0.35 (aim 0.5)"],
             [f"replay's peak RSS at {int(largest):,} events (its own process)",
              f"{replay['peak_rss_mb']:.0f} MB", "", "", "<= 300 MB"]]
+    if "write_floor" in top:  # measured since ADR-0182
+        out += floor_rows(top["write_floor"], int(replay["events"]), raw_read)
     if "compare" in top:  # a bench from before issue 35's item 2 has none
         compared = top["compare"]
         out += [[f"compare, two formulas by day, {int(largest):,} events",

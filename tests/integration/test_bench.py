@@ -10,6 +10,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,7 @@ from miam_economies.api.store.transcoder import OrjsonTranscoder
 from miam_economies.domain.acceptance import accept_batch
 from miam_economies.domain.events import TOPICS, stream_id
 from tests.conftest import TOKEN
+from tests.corpus import journal_lines
 
 ROOT = Path(__file__).parents[2]
 
@@ -134,6 +136,43 @@ def test_a_stopped_server_leaves_no_process_and_its_directory_goes(tmp_path: Pat
     assert not data.exists()
 
 
+def stored(data: Path, events: int = 1_000) -> Path:
+    """``data``, a data directory whose store holds ``events`` events of the bench's corpus
+    (a multiple of 500), its projection at no event."""
+    with open_services(Settings(data=data, token=TOKEN), run_projections=False) as services:
+        batch = corpus(events, seed=4)
+        for start in range(0, events, 500):  # at most 500 events a batch
+            services.store.append(accept_batch({"evenements": batch[start:start + 500]}))
+    return data
+
+
+def test_the_write_floor_writes_every_row_of_the_built_view_twice(tmp_path: Path) -> None:
+    # ADR-0182: every table's rows, the journal's apart, through the driver and in SQL;
+    # the scratch file goes.
+    from bench import history
+    from bench.write_floor import floor_rows, write_floor
+
+    data = stored(tmp_path / "data")
+    (data / "delegations.jsonl").write_text(
+        "\n".join(journal_lines(corpus(1_000, seed=4))) + "\n")
+    history.replay_apart(data)
+    built = Settings(data=data, token=TOKEN).projections_path
+    with closing(sqlite3.connect(built)) as db:
+        tables = [n for (n,) in db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'")]
+        counts = {n: db.execute(f'SELECT count(*) FROM "{n}"').fetchone()[0] for n in tables}
+    journal = sum(c for n, c in counts.items() if n.startswith("journal_"))
+    assert journal > 0 and counts["bilan_demandes"] > 0
+    floor = write_floor(built, tmp_path)
+    for way in ("driver", "sql"):
+        assert floor[way]["rows"] == sum(counts.values()), way
+        assert floor[way]["journal_rows"] == journal, way
+        assert floor[way]["seconds"] > floor[way]["journal_seconds"] > 0, way
+    assert not list(tmp_path.glob("write-floor*"))
+    rows = floor_rows(floor, 1_000, 100_000.0)
+    assert len(rows) == 4 and all(len(row) == 5 for row in rows)
+
+
 def test_the_replay_and_compare_children_run_the_measured_checkouts_python(
         tmp_path: Path) -> None:
     # --ours-bin: the replay and compare are that checkout's, run from the data directory
@@ -141,11 +180,7 @@ def test_the_replay_and_compare_children_run_the_measured_checkouts_python(
     # real store.
     from bench import history
 
-    data = tmp_path / "data"
-    with open_services(Settings(data=data, token=TOKEN), run_projections=False) as services:
-        events = corpus(1_000, seed=4)
-        for start in (0, 500):  # at most 500 events a batch
-            services.store.append(accept_batch({"evenements": events[start:start + 500]}))
+    data = stored(tmp_path / "data")
     measured = history.replay_apart(data)
     assert measured["events"] == 1_000 and 0 < measured["peak_rss_mb"] < 1_000
     compared = history.compare_apart(data, 1_000)
