@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from miam_economies.domain.events import Correction, Delegation, Pilotage, Received
 from miam_economies.domain.schema import MAX_NON_ASCII, MAX_STRING
+from miam_economies.domain.strict_json import holds_unicode_escape
 
 NUL = "\x00"
 
@@ -53,7 +54,7 @@ def plain_json(raw: bytes) -> bool:
     escapes) or a character beyond ASCII, so ``text_fault`` would find nothing the
     length check has not. One C-level scan each: what lets the POST skip the per-string
     walk on nearly every batch."""
-    return raw.isascii() and b"\\u" not in raw
+    return raw.isascii() and not holds_unicode_escape(raw)
 
 
 def stored_fault(value: Received) -> str | None:

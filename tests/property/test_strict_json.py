@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import orjson
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from miam_economies.domain.strict_json import _SLOW, _loads_fast
+from miam_economies.domain.strict_json import _SLOW, _loads_fast, holds_unicode_escape
 
 SCALARS = (st.none() | st.booleans()
            | st.integers(min_value=-(2**70), max_value=2**70)
@@ -40,14 +42,39 @@ def test_the_fast_path_gives_the_stdlib_document_or_steps_aside(
 
 
 @given(document=st.dictionaries(st.text(max_size=8), SCALARS, min_size=1, max_size=5),
-       value=SCALARS, data=st.data())
+       value=SCALARS, compact=st.booleans(), data=st.data())
 def test_a_repeated_key_never_takes_the_fast_path(document: dict[str, Any], value: Any,
-                                                   data: st.DataObject) -> None:
+                                                   compact: bool, data: st.DataObject) -> None:
+    # Compact (orjson's own writing, as JSON.stringify's): the re-encoded document is one
+    # key shorter, never the same bytes (ADR-0183); spaced: the colons' count tells.
     key = data.draw(st.sampled_from(sorted(document)))
-    text = json.dumps(document, ensure_ascii=False)
-    repeated = text[:-1] + ", " + json.dumps(key, ensure_ascii=False) + ": " \
-        + json.dumps(value) + "}"
+    comma, colon = (",", ":") if compact else (", ", ": ")
+    text = json.dumps(document, ensure_ascii=False, separators=(comma, colon))
+    repeated = text[:-1] + comma + json.dumps(key, ensure_ascii=False) + colon \
+        + json.dumps(value, separators=(comma, colon)) + "}"
     assert _loads_fast(repeated.encode()) is _SLOW
+
+
+@given(document=DOCUMENTS)
+def test_a_body_as_orjson_writes_it_takes_the_fast_path(document: Any) -> None:
+    # The plugin's bodies are compact (JSON.stringify): when the document written again is
+    # the very body, it is the stdlib's, whatever the scans would have said.
+    try:
+        body = orjson.dumps(document)
+    except orjson.JSONEncodeError:  # an integer past 64 bits: orjson writes none
+        return
+    assert _loads_fast(body) == stdlib(body)
+    assert json.dumps(_loads_fast(body)) == json.dumps(stdlib(body))  # same types, order
+
+
+@pytest.mark.parametrize(("raw", "escaped"), [
+    (b'{"a":"b"}', False), (b'{"a":"b\\nc"}', False), (b'{"a":"\\u00e9"}', True),
+    (b'{"a\\"":1,"b":"\\u0000"}', True), (b'{"a":"\\\\u"}', True), (b"", False),
+])
+def test_a_unicode_escape_is_found_behind_any_backslash(raw: bytes, escaped: bool) -> None:
+    # A backslash then u, whatever precedes (conservative: an escaped backslash before
+    # a u counts too, as it did before the one-byte scan; ADR-0183).
+    assert holds_unicode_escape(raw) is escaped
 
 
 def test_integers_past_64_bits_and_escapes_step_aside() -> None:
