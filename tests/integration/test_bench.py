@@ -187,6 +187,19 @@ def test_the_replay_and_compare_children_run_the_measured_checkouts_python(
     assert compared["cells"] > 1 and 0 < compared["peak_rss_mb"] < 1_000
 
 
+def test_alternating_measures_each_server_once_a_round() -> None:
+    # bench.alternate (ADR-0183): the other checkout is this venv's here.
+    from bench import servers
+    from bench.alternate import alternate
+
+    own = servers.OURS_BIN
+    measured = alternate(own, rounds=2, clients=1, events=1_000)
+    assert sorted(measured) == ["bare", "other", "this"]
+    assert all(len(runs) == 2 and all(cpu > 0 and rate > 0 for cpu, rate in runs)
+               for runs in measured.values())
+    assert own == servers.OURS_BIN
+
+
 def test_postgres_rows_read_against_an_earlier_run_of_this_bench() -> None:
     def runs(rate: float) -> dict[str, object]:
         return {f"pg-{w}": {"rates": [rate * w], "until_current": [rate / 2],
