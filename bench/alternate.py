@@ -56,7 +56,8 @@ def alternate(other: Path, rounds: int, clients: int, events: int
 def main() -> None:
     """The command line (module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--other-bin", type=Path, required=True,
+    # Resolved here: the servers run from their data directories.
+    parser.add_argument("--other-bin", type=lambda p: Path(p).resolve(), required=True,
                         help="the bin directory of the other checkout's venv (the before)")
     parser.add_argument("--rounds", type=int, default=6,
                         help="rounds, each running every server once (default 6)")

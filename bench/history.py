@@ -1,5 +1,6 @@
 """The bench's history sections: reads, start-up and memory at each history size, and the
-replay at the largest, with its peak memory (issue 22, item 4).
+replay at the largest, with its peak memory (issue 22, item 4; the replay's and
+``compare``'s own processes: ``bench.replays``).
 
 Each size's store is filled in this process through the store's own append (the stored
 format is ours), with no projection folded; the projection is then built by a replay of
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import servers
+from bench.replays import BESIDE_FORMULA, compare_apart, raw_log_read, replay_apart
 from bench.servers import BATCH, Server, client_for, corpus, remove_tree, serving
 from bench.write_floor import write_floor
 from miam_economies.api.service.bootstrap import open_store
@@ -89,86 +91,6 @@ with open_services(Settings(data=Path(sys.argv[1]), token=sys.argv[2], fuseau="U
 """
 """``python -c OPEN_CHILD DATA TOKEN``: open the services once, creating the projections
 (their tables in the measured checkout's schema, the serving one's settings)."""
-
-REPLAY_CHILD = """
-import json, sys, time
-from pathlib import Path
-from miam_economies.api.service.replay import replay
-from miam_economies.api.service.settings import Settings
-
-started = time.perf_counter()
-result = replay(Settings(data=Path(sys.argv[1]), token=sys.argv[2]), "v1", fuseau="UTC")
-seconds = time.perf_counter() - started
-events = int(result["evenements"])
-# VmHWM, not ru_maxrss: Linux carries ru_maxrss across fork and exec, so a child of the
-# bench (which holds the 1M-event corpus) would report its parent's peak.
-line = next(x for x in Path("/proc/self/status").read_text().splitlines()
-            if x.startswith("VmHWM:"))
-print(json.dumps({"events": events, "seconds": seconds, "rate": events / seconds,
-                  "peak_rss_mb": int(line.split()[1]) / 1024}))
-"""
-"""The replay's own process: ``python -c REPLAY_CHILD DATA TOKEN`` prints one JSON line.
-It imports only the package, so that another checkout's python runs it as well
-(``servers.OURS_BIN``)."""
-
-
-def replay_apart(data: Path) -> dict[str, float]:
-    """Replay every projection of ``data`` under ``v1`` in UTC (the one that serves, at
-    its first event: built from scratch) in a process of its own, ``OURS_BIN``'s python
-    (run from ``data``, so that this checkout's folders do not shadow its package); return
-    ``{"events", "seconds", "rate" (events/s), "peak_rss_mb"}``, the peak being that
-    process's alone."""
-    done = subprocess.run([str(servers.OURS_BIN / "python"), "-c", REPLAY_CHILD, str(data),
-                           TOKEN], check=True, capture_output=True, text=True, cwd=data)
-    measured: dict[str, float] = json.loads(done.stdout.splitlines()[-1])
-    return measured
-
-
-COMPARE_FORMULAS = ("v1", "pondere-v2")
-"""The two formulas ``compare_apart`` shows side by side (issue 35, item 2)."""
-
-COMPARE_CHILD = """
-import json, sys, time
-from pathlib import Path
-from miam_economies.api.service.replay import compare
-from miam_economies.api.service.settings import Settings
-
-started = time.perf_counter()
-result = compare(Settings(data=Path(sys.argv[1]), token=sys.argv[2]), sys.argv[3:], "jour")
-seconds = time.perf_counter() - started
-line = next(x for x in Path("/proc/self/status").read_text().splitlines()
-            if x.startswith("VmHWM:"))
-print(json.dumps({"seconds": seconds, "cells": len(result["groupes"]),
-                  "peak_rss_mb": int(line.split()[1]) / 1024}))
-"""
-"""``python -c COMPARE_CHILD DATA TOKEN FORMULA...`` prints one JSON line: ``compare``
-by day, its seconds and its process's peak RSS (VmHWM, as ``REPLAY_CHILD``)."""
-
-
-def compare_apart(data: Path, events: int) -> dict[str, float]:
-    """``compare`` of ``COMPARE_FORMULAS`` by day over ``data``'s store of ``events``
-    events, in a process of its own (``OURS_BIN``'s python, run from ``data``); return
-    ``{"events", "seconds", "rate" (events of the store per second, each folded under
-    both formulas), "peak_rss_mb", "cells"}``."""
-    done = subprocess.run([str(servers.OURS_BIN / "python"), "-c", COMPARE_CHILD, str(data),
-                           TOKEN, *COMPARE_FORMULAS],
-                          check=True, capture_output=True, text=True, cwd=data)
-    measured: dict[str, float] = json.loads(done.stdout.splitlines()[-1])
-    return {**measured, "events": events, "rate": events / measured["seconds"]}
-
-
-def raw_log_read(data: Path) -> float:
-    """Events/s reading the whole notification log through the recorder, 500 a page (the
-    library's ``select_notifications``: the replay's own source)."""
-    settings = Settings(data=data, token=TOKEN)
-    with closing(open_store(settings.database, read_only=True)) as store:
-        recorder = store.recorder
-        started, position, read = time.perf_counter(), 0, 0
-        while page := recorder.select_notifications(start=position + 1, limit=BATCH):
-            read += len(page)
-            position = page[-1].id
-        return read / (time.perf_counter() - started)
-
 
 NEW_KINDS = ("semaine", "mois", "preset_semaine", "modele_jour", "preset_semaine_tout")
 """The reads of ``new_breakdowns``, by kind."""
@@ -280,7 +202,8 @@ def history(sizes: list[int], repeat: int, requests: int, paired: int, naive_req
     then the writes of the view it built, ``bench.write_floor``, and ``compare``), then ours
     started ``repeat`` times (read on the first: ``reads``) and the naive server once.
     ``progress(label, total)`` gives the fill's advance callback; ``timings`` gets the
-    seconds of each step at each size."""
+    seconds of each step at each size. At the largest, last, a replay under
+    ``BESIDE_FORMULA`` beside the serving projection."""
     result: dict[str, Any] = {}
     for size in sizes:
         label, clock = f"history {size:,}", time.perf_counter()
@@ -320,6 +243,9 @@ def history(sizes: list[int], repeat: int, requests: int, paired: int, naive_req
                         entry["descendants_rss_mb"][kind].append(
                             server.descendants_peak_rss_mb())
         lap("servers and reads")
+        if size == sizes[-1]:  # last: the formula it switches to would serve the reads
+            entry["replay_beside"] = replay_apart(ours, BESIDE_FORMULA)
+            lap("replay beside")
         result[str(size)] = entry
         remove_tree(naive)
         removed(ours)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.history import TEST_PRESETS, TEST_TASKS
+from bench.replays import BESIDE_FORMULA
 from bench.servers import BATCH
 from bench.shapes import SMALL
 from bench.write_floor import floor_rows
@@ -224,6 +225,12 @@ def history_rows(histories: dict[str, Any]) -> list[Row]:
              ">= 0.35 (aim 0.5)"],
             [f"replay's peak RSS at {int(largest):,} events (its own process)",
              f"{replay['peak_rss_mb']:.0f} MB", "", "", "<= 300 MB"]]
+    if "replay_beside" in top:  # measured since ADR-0182
+        beside = top["replay_beside"]
+        out.append([f"replay under another formula ({BESIDE_FORMULA}) beside the serving "
+                    f"projection, {int(largest):,} events", f"{beside['rate']:,.0f} ev/s",
+                    f"{raw_read:,.0f} raw log read", f"{beside['rate'] / raw_read:.2f}",
+                    "stated"])
     if "write_floor" in top:  # measured since ADR-0182
         out += floor_rows(top["write_floor"], int(replay["events"]), raw_read)
     if "compare" in top:  # a bench from before issue 35's item 2 has none

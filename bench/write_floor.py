@@ -84,10 +84,15 @@ def _part(name: str) -> str:
 
 
 def _checkpointed(db: sqlite3.Connection, out: dict[str, float]) -> dict[str, float]:
-    """``out`` once ``db``'s WAL is written back into its file (timed into ``seconds``:
-    a replay's writes end there too); ``rows`` and ``seconds`` made totals."""
+    """``out`` once ``db``'s WAL is written back into its file (timed into ``seconds``,
+    charged to the whole, though its last pages are mostly the journal's: a replay's
+    writes end there too); ``rows`` and ``seconds`` made totals. Raises
+    ``sqlite3.OperationalError`` if the checkpoint could not finish."""
     started = time.perf_counter()
-    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    # main: an unqualified checkpoint would also checkpoint the read-only attached file.
+    busy, _, _ = db.execute("PRAGMA main.wal_checkpoint(TRUNCATE)").fetchone()
+    if busy:
+        raise sqlite3.OperationalError("the scratch file's checkpoint did not finish")
     out["seconds"] += time.perf_counter() - started + out["journal_seconds"]
     out["rows"] += out["journal_rows"]
     return out
