@@ -77,24 +77,32 @@ def _tables(db: sqlite3.Connection) -> list[tuple[str, str]]:
     return tables
 
 
-def _part(name: str) -> str:
-    """The prefix of ``name``'s figures: ``journal_`` for the journal's tables, else
-    none."""
-    return "journal_" if name.startswith(JOURNAL_PREFIX) else ""
+def _tally() -> dict[str, float]:
+    """Empty figures: ``{"rows", "seconds", "journal_rows", "journal_seconds"}``."""
+    return {"rows": 0.0, "seconds": 0.0, "journal_rows": 0.0, "journal_seconds": 0.0}
+
+
+def _count(out: dict[str, float], name: str, rows: int, seconds: float) -> None:
+    """Add ``rows`` rows of table ``name`` written in ``seconds`` to ``out``'s totals, and
+    to its journal's part when ``name`` is one of the journal's tables."""
+    out["rows"] += rows
+    out["seconds"] += seconds
+    if name.startswith(JOURNAL_PREFIX):
+        out["journal_rows"] += rows
+        out["journal_seconds"] += seconds
 
 
 def _checkpointed(db: sqlite3.Connection, out: dict[str, float]) -> dict[str, float]:
-    """``out`` once ``db``'s WAL is written back into its file (timed into ``seconds``,
-    charged to the whole, though its last pages are mostly the journal's: a replay's
-    writes end there too); ``rows`` and ``seconds`` made totals. Raises
-    ``sqlite3.OperationalError`` if the checkpoint could not finish."""
+    """``out`` once ``db``'s WAL is written back into its file, the checkpoint's time
+    added to ``seconds`` (charged to the whole, though its last pages are mostly the
+    journal's: a replay's writes end there too). Raises ``sqlite3.OperationalError`` if
+    the checkpoint could not finish."""
     started = time.perf_counter()
     # main: an unqualified checkpoint would also checkpoint the read-only attached file.
     busy, _, _ = db.execute("PRAGMA main.wal_checkpoint(TRUNCATE)").fetchone()
     if busy:
         raise sqlite3.OperationalError("the scratch file's checkpoint did not finish")
-    out["seconds"] += time.perf_counter() - started + out["journal_seconds"]
-    out["rows"] += out["journal_rows"]
+    out["seconds"] += time.perf_counter() - started
     return out
 
 
@@ -102,37 +110,33 @@ def _through_driver(built: Path, into: Path) -> dict[str, float]:
     """Every table's rows written in key order through ``executemany``; returns
     ``{"rows", "seconds", "journal_rows", "journal_seconds"}`` (seconds of the writes,
     their commits and the final checkpoint only; totals, the journal's part included)."""
-    out = {"rows": 0.0, "seconds": 0.0, "journal_rows": 0.0, "journal_seconds": 0.0}
+    out = _tally()
     with closing(_empty_copy(built, into)) as db, \
             closing(sqlite3.connect(f"file:{built}?mode=ro", uri=True)) as source:
         for name, order in _tables(db):
             rows = source.execute(f'SELECT * FROM "{name}"{order}')
             marks = ",".join("?" * len(rows.description))
-            part = _part(name)
             while chunk := rows.fetchmany(CHUNK):
                 started = time.perf_counter()
                 db.execute("BEGIN")
                 db.executemany(f'INSERT INTO main."{name}" VALUES ({marks})', chunk)
                 db.execute("COMMIT")
-                out[f"{part}seconds"] += time.perf_counter() - started
-                out[f"{part}rows"] += len(chunk)
+                _count(out, name, len(chunk), time.perf_counter() - started)
         return _checkpointed(db, out)
 
 
 def _in_sql(built: Path, into: Path) -> dict[str, float]:
     """Every table copied in key order by ``INSERT ... SELECT``; returns ``{"rows",
     "seconds", "journal_rows", "journal_seconds"}``, as ``_through_driver``."""
-    out = {"rows": 0.0, "seconds": 0.0, "journal_rows": 0.0, "journal_seconds": 0.0}
+    out = _tally()
     with closing(_empty_copy(built, into)) as db:
         for name, order in _tables(db):
-            part = _part(name)
             started = time.perf_counter()
             db.execute("BEGIN")
             copied = db.execute(
                 f'INSERT INTO main."{name}" SELECT * FROM built."{name}"{order}').rowcount
             db.execute("COMMIT")
-            out[f"{part}seconds"] += time.perf_counter() - started
-            out[f"{part}rows"] += copied
+            _count(out, name, copied, time.perf_counter() - started)
         return _checkpointed(db, out)
 
 
