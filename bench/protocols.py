@@ -19,6 +19,8 @@ by patching the server process before it starts; none is ever a way to run the s
 
 * ``bare``: ``bench.bare``, the bare HTTP + orjson + SQLite append (the reference);
 * ``h11``, ``httptools``: ``serve`` with ``guarded_h11`` / ``guarded_httptools``;
+* ``-fold``: ``httptools`` with its fold's process stopped (SIGSTOP) over the timed POSTs,
+  once it has folded the warm-up: whether that neighbour inflates ``serve``'s own CPU;
 * ``-log``: without the JSON log line (``observer._record`` keeps the metrics only);
 * ``-hist``: without the latency histogram (``Metrics.request`` counts refusals only);
 * ``-outer``: without the app-wide ``RequestObserver`` (the route's one observes);
@@ -32,8 +34,9 @@ by patching the server process before it starts; none is ever a way to run the s
 ``--profile N [--size S]`` profiles N POSTs of S events (default 10) through ``serve``'s ASGI
 app in this process, after timing them against the bare append's app alike.
 
-Run: ``python -m bench.protocols [--rounds 7] [--posts 400] [--fold thread|process]
-[--variants=bare,h11,httptools]`` (``--variants=`` with the ``=``: names start with ``-``).
+Run: ``python -m bench.protocols [--rounds 7] [--posts 400] [--size 10]
+[--fold thread|process] [--variants=bare,h11,httptools]`` (``--variants=`` with the ``=``:
+names start with ``-``; ``--size 500``: the bench's batches instead of the plugin's).
 """
 
 from __future__ import annotations
@@ -63,7 +66,7 @@ from tests.corpus import generate
 SMALL, WARM_UP = 10, 20
 """Events per POST (the plugin's steady state), and untimed POSTs before the timed ones."""
 
-VARIANTS = ("bare", "h11", "httptools", "-log", "-hist", "-outer", "-observe", "-thread",
+VARIANTS = ("bare", "h11", "httptools", "-fold", "-log", "-hist", "-outer", "-observe", "-thread",
             "lean", "xwriter")
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -219,6 +222,7 @@ def run_one(variant: str, fold: str, bodies: list[bytes], work: Path) -> dict[st
     the server's CPU seconds a timed POST: its process's, its descendants'."""
     data = work / f"{variant}-{time.monotonic_ns()}"
     data.mkdir()
+    sizes = [len(json.loads(body)["evenements"]) for body in bodies]
     with open(work / "servers.log", "ab") as log:
         process, url = start(variant, fold, data, log)
         try:
@@ -229,12 +233,15 @@ def run_one(variant: str, fold: str, bodies: list[bytes], work: Path) -> dict[st
                 for i, body in enumerate(bodies):
                     if i == WARM_UP:
                         caught_up(http)  # the projector started and folded the warm-up
+                        if variant == "-fold":  # the fold's process paused: no neighbour
+                            for child in descendants(process.pid):
+                                os.kill(child, signal.SIGSTOP)
                         cpu = cpu_seconds(process.pid)
                     t0 = time.perf_counter()
                     response = http.post("/economies", content=body)
                     if i >= WARM_UP:
                         seconds.append(time.perf_counter() - t0)
-                    if response.status_code != 200 or response.json()["recus"] != SMALL:
+                    if response.status_code != 200 or response.json()["recus"] != sizes[i]:
                         raise RuntimeError(f"{variant}: {response.text[:200]}")
                 after = cpu_seconds(process.pid)
                 own, fold_cpu = ((a - b) / len(seconds) for a, b in zip(after, cpu, strict=True))
@@ -242,6 +249,9 @@ def run_one(variant: str, fold: str, bodies: list[bytes], work: Path) -> dict[st
             # uvicorn re-raises the SIGTERM it handled, so the server cannot stop its
             # projector itself: the driver does, after it.
             children = descendants(process.pid)
+            for child in children:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(child, signal.SIGCONT)
             process.send_signal(signal.SIGTERM)
             process.wait(60)
             for child in children:
@@ -257,13 +267,14 @@ def quantile(values: list[float], q: float) -> float:
 
 
 def measure(variants: list[str], rounds: int, posts: int,
-            fold: str) -> dict[str, dict[str, float]]:
+            fold: str, size: int = SMALL) -> dict[str, dict[str, float]]:
     """Per variant, medians over ``rounds`` of each round's p50, p99, and CPU per POST
-    of the server's process and of its descendants (milliseconds); prints each round."""
-    events = generate((WARM_UP + posts) * SMALL, seed=22)[:(WARM_UP + posts) * SMALL]
-    bodies = [json.dumps({"evenements": events[i:i + SMALL]}, ensure_ascii=False,
+    of the server's process and of its descendants (milliseconds), POSTs of ``size``
+    events; prints each round."""
+    events = generate((WARM_UP + posts) * size, seed=22)[:(WARM_UP + posts) * size]
+    bodies = [json.dumps({"evenements": events[i:i + size]}, ensure_ascii=False,
                          separators=(",", ":")).encode()
-              for i in range(0, len(events), SMALL)]
+              for i in range(0, len(events), size)]
     kept: dict[str, list[tuple[float, float, float, float]]] = {v: [] for v in variants}
     with tempfile.TemporaryDirectory(prefix="miam-protocols-") as tmp:
         for r in range(rounds):
@@ -492,7 +503,7 @@ def main() -> None:
     parser.add_argument("--micro", action="store_true")
     parser.add_argument("--profile", type=int, metavar="N")
     parser.add_argument("--size", type=int, default=SMALL,
-                        help="events per POST with --profile (default: the plugin's 10)")
+                        help="events per POST (default: the plugin's 10)")
     parser.add_argument("--serve", help=argparse.SUPPRESS)
     parser.add_argument("--data", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
@@ -510,7 +521,8 @@ def main() -> None:
     unknown = set(variants) - set(VARIANTS)
     if unknown:
         parser.error(f"unknown variants {sorted(unknown)}; known: {', '.join(VARIANTS)}")
-    print(json.dumps(measure(variants, args.rounds, args.posts, args.fold), indent=1))
+    print(json.dumps(measure(variants, args.rounds, args.posts, args.fold, args.size),
+                     indent=1))
 
 
 if __name__ == "__main__":

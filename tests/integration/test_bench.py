@@ -205,6 +205,20 @@ def test_alternating_measures_each_server_once_a_round() -> None:
     assert own == servers.OURS_BIN
 
 
+def test_the_pieces_time_every_piece_of_both_appends(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # bench.pieces: each side appends every body (its own file), each piece timed.
+    from bench import pieces
+
+    monkeypatch.setattr(pieces, "WARM_UP", 1)
+    medians = pieces.measure(posts=2)
+    assert list(medians["ours"]) == [*pieces.OURS, "total"]
+    assert list(medians["bare"]) == [*pieces.BARE, "total"]
+    for side in medians.values():
+        assert all(ms >= 0 for ms in side.values())
+        assert side["total"] > 0
+
+
 def test_postgres_rows_read_against_an_earlier_run_of_this_bench() -> None:
     def runs(rate: float) -> dict[str, object]:
         return {f"pg-{w}": {"rates": [rate * w], "until_current": [rate / 2],
