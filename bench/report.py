@@ -3,10 +3,7 @@ Markdown.
 
 Every row is ``[measure, value, reference, ratio, target]``. Ingest rows are read against
 the bare append of the same run (``bench.bare``: the design's own limit, issue 22); the
-PostgreSQL rows against the same bench run on commit 23c14db, the code before issue 22, on
-this machine (``bench/before-23c14db.json``, ``--before``), or, without that file, the
-figures of commit 6e225cd fixed here, since no reference run beside them would say whether
-the insert got faster.
+PostgreSQL rows (``bench.report_postgres``) against an earlier checkout's run.
 """
 
 from __future__ import annotations
@@ -24,13 +21,6 @@ from bench.write_floor import floor_rows
 
 Row = list[str]
 COLUMNS = ("measure", "value", "reference", "ratio", "target")
-
-PG_TODAY = {1: (7_567, 6_793, "255.2 / 376.8"), 4: (7_997, 6_373, "209.6 / 395.3")}
-"""PostgreSQL at commit 6e225cd (README, ``make bench`` of 2026-12-01; 20,000 events, 4
-clients), by workers: events/s acknowledged, until the bilan shows them, POST p50 / p99."""
-
-PG_TARGET = {1: ">= 1.7", 4: ">= 1.3"}
-"""Issue 22, item 5: ratios to the code before it (``postgres_rows``'s ``before``)."""
 
 BURST_BEFORE = 27_940 / 41_683
 """Ours / bare append in a 20,000-event burst, 1 client, at commit 267ce71 (the probe of
@@ -50,7 +40,7 @@ def percentile(values: list[float], p: int) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[p - 1]
 
 
-def _ms(values: list[float]) -> str:
+def ms_pair(values: list[float]) -> str:
     """``p50 / p99`` of seconds, in ms."""
     return f"{percentile(values, 50) * 1000:.1f} / {percentile(values, 99) * 1000:.1f} ms"
 
@@ -77,8 +67,8 @@ def ingest_rows(ingested: dict[str, Any]) -> list[Row]:
              f"{limit:,.0f} bare", f"{naive_rate / limit:.2f}", ""],
             [f"ingest over HTTP, {clients} client(s): ours / naive", "",
              f"{naive_rate:,.0f} naive", f"{rate / naive_rate:.2f}", ""],
-            [f"one {BATCH}-event POST, {clients} client(s): p50 / p99", _ms(ours["latencies"]),
-             f"bare {_ms(bare['latencies'])}; naive {_ms(naive['latencies'])}",
+            [f"one {BATCH}-event POST, {clients} client(s): p50 / p99", ms_pair(ours["latencies"]),
+             f"bare {ms_pair(bare['latencies'])}; naive {ms_pair(naive['latencies'])}",
              f"{percentile(ours['latencies'], 50) / percentile(bare['latencies'], 50):.2f}",
              ""]]
         cpu = {kind: median(runs[f"{kind}-{clients}"]["cpu_server_ms"])
@@ -253,42 +243,6 @@ def history_rows(histories: dict[str, Any]) -> list[Row]:
                     + (f" (+{below:.0f} MB)" if below else ""),
                     f"naive {median(entry['rss_mb']['naive']):.0f} MB", "",
                     "<= 250 MB" if size == largest else ""])
-    return out
-
-
-def postgres_rows(postgres: dict[str, Any],
-                  before: dict[str, Any] | None = None) -> list[Row]:
-    """PostgreSQL with 1 and 4 workers, against ``before`` when given (a JSON that
-    ``python -m bench.run --ours-bin`` wrote for an earlier commit on this machine, with
-    this bench: its ``commit``, ``date`` and ``raw.postgres``), else ``PG_TODAY``."""
-    out = []
-    for workers in (1, 4):
-        entry = postgres["runs"][f"pg-{workers}"]
-        rate, current = median(entry["rates"]), median(entry["until_current"])
-        if before is not None:
-            then = before["raw"]["postgres"]["runs"][f"pg-{workers}"]
-            name = f"{before['commit'].split()[0]} ({before['date'][:10]})"
-            today_rate = round(median(then["rates"]))
-            today_current = round(median(then["until_current"]))
-            today_ms = _ms(then["latencies"]).removesuffix(" ms")
-        else:
-            name = "6e225cd"
-            today_rate, today_current, today_ms = PG_TODAY[workers]
-        out += [[f"ingest over HTTP on PostgreSQL, {workers} worker(s), 4 clients, "
-                 f"{postgres['events']:,} events", f"{rate:,.0f} ev/s",
-                 f"{name}: {today_rate:,}", f"{rate / today_rate:.2f}", PG_TARGET[workers]],
-                ["  ... until the bilan shows them all (project process)",
-                 f"{current:,.0f} ev/s", f"{name}: {today_current:,}",
-                 f"{current / today_current:.2f}", ""],
-                [f"one {BATCH}-event POST on PostgreSQL, {workers} worker(s): p50 / p99",
-                 _ms(entry["latencies"]), f"{name}: {today_ms} ms", "", ""]]
-        # What bounds one worker: its CPU per POST times the POSTs a second is the cores
-        # its Python keeps busy (1.0: saturated; the projector and the database share the
-        # rest of the machine).
-        cpu = median(entry["cpu_server_ms"]) + median(entry["cpu_descendants_ms"])
-        out.append([f"  ... server CPU per {BATCH}-event POST (serve and its workers)",
-                    f"{cpu:.1f} ms", f"{cpu / 1000 * rate / BATCH:.2f} cores busy", "",
-                    "stated"])
     return out
 
 

@@ -54,7 +54,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from bench import report, servers, transcripts
+from bench import report, report_postgres, servers, transcripts
 from bench.history import history
 from bench.ingest import SHAPES_EVENTS, ingest, ingest_postgres, requests
 from bench.servers import BATCH
@@ -189,7 +189,8 @@ def main() -> None:
     rows = (report.ingest_rows(ingested) + report.request_rows(shaped)
             + transcripts.rows(imported)
             + report.history_rows(histories)
-            + (report.postgres_rows(postgres, before(args)) if postgres is not None else []))
+            + (report_postgres.postgres_rows(postgres, before(args))
+               if postgres is not None else []))
     date = datetime.now(UTC)
     heading = (f"Measured {date:%Y-%m-%d} with `{command}` ({seconds:.0f} s) at commit "
                f"{at_commit}, medians of {args.repeat} runs (history sizes: one pass), on a "

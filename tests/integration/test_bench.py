@@ -17,7 +17,8 @@ import pytest
 
 from bench import proc
 from bench.bare import FILE
-from bench.report import MARKERS, markdown, postgres_rows, replace_table
+from bench.report import MARKERS, markdown, replace_table
+from bench.report_postgres import postgres_rows
 from bench.servers import bodies, corpus, post_all, remove_tree, serving
 from bench.transcripts import import_seconds, write_transcripts
 from bench.transcripts import rows as transcript_rows
@@ -229,9 +230,14 @@ def test_postgres_rows_read_against_an_earlier_run_of_this_bench() -> None:
     earlier = {"commit": "abc1234 (ours; bench at def5678)", "date": "2026-12-02T17:00:00",
                "raw": {"postgres": {"events": 20_000, "runs": runs(1_000.0)}}}
     rows = postgres_rows(now, earlier)
-    assert rows[0][2:5] == ["abc1234 (2026-12-02): 1,000", "2.00", ">= 1.7"]
+    # Issue 22's targets are gains over 23c14db: against another commit, stated only.
+    assert rows[0][2:5] == ["abc1234 (2026-12-02): 1,000", "2.00", "stated"]
     assert rows[3][1:3] == ["10.0 ms", "0.04 cores busy"]  # 10 ms x 2,000/500 POSTs/s
-    assert postgres_rows(now)[0][2].startswith("6e225cd: ")  # no earlier run: fixed
+    before_issue_22 = {**earlier, "commit": "23c14db (ours; bench at 3fe9106)"}
+    targets = [row[4] for row in postgres_rows(now, before_issue_22) if row[3]]
+    assert targets == [">= 1.7", "", ">= 1.3", ""]  # ingest rows, then until the bilan
+    fixed = postgres_rows(now)  # no earlier run: 6e225cd's figures, fixed here
+    assert fixed[0][2].startswith("6e225cd: ") and fixed[0][4] == "stated"
 
 
 def test_the_bench_transcripts_are_read_as_they_were_written(tmp_path: Path) -> None:
