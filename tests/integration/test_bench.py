@@ -192,17 +192,33 @@ def test_the_replay_and_compare_children_run_the_measured_checkouts_python(
     assert compared["cells"] > 1 and 0 < compared["peak_rss_mb"] < 1_000
 
 
-def test_alternating_measures_each_server_once_a_round() -> None:
-    # bench.alternate (ADR-0183): the other checkout is this venv's here.
+def test_alternating_measures_each_server_once_a_round(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # bench.alternate (ADR-0183): the other checkout is this venv's here, reached through
+    # a link of another name, so that the checkout each section ran is seen.
+    from bench import alternate as alternating
     from bench import servers
-    from bench.alternate import alternate
 
     own = servers.OURS_BIN
-    measured = alternate(own, rounds=2, clients=1, events=1_000)
+    (tmp_path / "venv").symlink_to(own.parent, target_is_directory=True)
+    other = tmp_path / "venv" / own.name
+    ran: list[tuple[str, str, Path]] = []
+    section = alternating._section
+
+    def recorded(kind: str, batches: list[bytes], clients: int, data: Path) -> object:
+        ran.append((data.name, kind, servers.OURS_BIN))
+        return section(kind, batches, clients, data)
+
+    monkeypatch.setattr(alternating, "_section", recorded)
+    measured = alternating.alternate(other, rounds=2, clients=1, events=1_000)
     assert sorted(measured) == ["bare", "other", "this"]
     # Two 500-event POSTs: the CPU, read in clock ticks, may round to 0.
     assert all(len(runs) == 2 and all(cpu >= 0 and rate > 0 for cpu, rate in runs)
                for runs in measured.values())
+    assert sorted(ran) == sorted([(f"{name}-{r}", "bare" if name == "bare" else "ours",
+                                   other if name == "other" else own)
+                                  for r in range(2) for name in ("this", "other", "bare")])
+    assert [name for name, _, _ in ran[:3]] != [name for name, _, _ in ran[3:]]  # rotated
     assert own == servers.OURS_BIN
 
 
