@@ -53,6 +53,19 @@ STOPPED_AFTER = 120.0
 for a stopped build's and rebuilds the groups it left (ADR-0179): far above a build's
 page (a few seconds at 1,000,000 events) and its journal's first read."""
 
+LOOK_BUSY, LOOK_QUIET, QUIET_AFTER = 0.01, 0.1, 5.0
+"""Seconds between an idle runner's looks at the appends other processes count
+(``Pacing.appends_elsewhere``): ``LOOK_BUSY`` within ``QUIET_AFTER`` seconds of its last
+page (a POST wakes the fold within about 10 ms: ADR-0115), ``LOOK_QUIET`` after (each
+look wakes the thread, about 140 µs of CPU on this machine's timers: a hundred a second
+cost 1.4 % of a core while nothing happens; ADR-0184)."""
+
+
+def look_interval(quiet_for: float) -> float:
+    """Seconds until an idle runner's next look at other processes' appends, when it has
+    folded nothing for ``quiet_for`` seconds (ADR-0184)."""
+    return LOOK_BUSY if quiet_for < QUIET_AFTER else LOOK_QUIET
+
 
 class CatchUpRunner:
     """Runs one projection over one event store, in a background thread or inline: it
@@ -96,6 +109,7 @@ class CatchUpRunner:
         self._wakeup = threading.Event()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
+        self._folded_at = time.monotonic()  # the last page folded, for look_interval
 
     def fold_page(self) -> int:
         """Fold the next page of events, if any; return how many were folded.
@@ -230,7 +244,9 @@ class CatchUpRunner:
                 n = self.step()
                 if n == 0 and self.finish_stopped_build():
                     n = 1  # a rebuild is work done: look at the log again at once
-                if n == 0:
+                if n:
+                    self._folded_at = time.monotonic()
+                else:
                     self.pacing.caught_up()  # the next burst may wait
                 self.last_error = None
                 if self._said_failing is not False:  # also clears a restarted process's
@@ -257,13 +273,14 @@ class CatchUpRunner:
 
     def _idle(self) -> None:
         # Until woken, or poll_interval passes. An append of another process says so
-        # only through the pacing's count, looked at every 10 ms (ADR-0115).
+        # only through the pacing's count, looked at every 10 ms, or 100 ms once nothing
+        # was folded for a while (ADR-0115, ADR-0184).
         appends = self.pacing.appends_elsewhere()
         if appends is None:
             self._wakeup.wait(self.poll_interval)
             return
         deadline = time.monotonic() + self.poll_interval
-        while not self._wakeup.wait(0.01):
+        while not self._wakeup.wait(look_interval(time.monotonic() - self._folded_at)):
             if (self.pacing.appends_elsewhere() != appends
                     or time.monotonic() >= deadline):
                 return

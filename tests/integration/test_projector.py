@@ -18,6 +18,8 @@ from miam_economies.api.service.bootstrap import open_services
 from miam_economies.api.service.pacing import PACING_FILE, SharedPacing
 from miam_economies.api.service.settings import Settings
 from miam_economies.domain.acceptance import accept_batch
+from miam_economies.projections import runner as runner_module
+from miam_economies.projections.runner import LOOK_BUSY, LOOK_QUIET, QUIET_AFTER, look_interval
 from tests.conftest import EXAMPLE_BATCH, TOKEN, LiveServer
 
 
@@ -152,6 +154,38 @@ def test_a_runner_defers_to_another_processs_ingestion_through_the_pacing_file(
         finally:
             server_side.close()
     assert (settings.data / PACING_FILE).stat().st_mode & 0o777 == 0o600
+
+
+def test_an_idle_runner_looks_less_often_for_other_processes_appends_yet_folds_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # ADR-0184: every 10 ms within QUIET_AFTER of its last page, every 100 ms after.
+    assert look_interval(0.0) == LOOK_BUSY and look_interval(QUIET_AFTER) == LOOK_QUIET
+    monkeypatch.setattr(runner_module, "QUIET_AFTER", 0.3)
+    settings = Settings(data=tmp_path / "data", token=TOKEN, fuseau="UTC")
+    with open_services(settings, run_projections=False) as services:
+        server_side = SharedPacing(settings.data / PACING_FILE)
+        services.pacing.fold_for_other_processes()
+        looks: list[float] = []
+        appends_elsewhere = services.pacing.appends_elsewhere
+
+        def counted() -> int | None:
+            looks.append(time.monotonic())
+            return appends_elsewhere()
+
+        monkeypatch.setattr(services.pacing, "appends_elsewhere", counted)
+        services.runner.start()
+        try:
+            time.sleep(1.5)  # its first page (none) at once, then 0.3 s of 10 ms looks
+            quiet = [t for t in looks if t > looks[0] + 0.5]
+            gaps = sorted(b - a for a, b in zip(quiet, quiet[1:], strict=False))
+            assert len(quiet) >= 3 and gaps[len(gaps) // 2] >= 0.05, gaps
+            assert len([t for t in looks if t < looks[0] + 0.25]) >= 5  # busy at first
+            services.store.append(accept_batch(copy.deepcopy(EXAMPLE_BATCH)))
+            server_side.appended()  # another process's append, as the server's
+            assert until(lambda: services.projection.position() == 2, 5)
+        finally:
+            services.runner.stop()
+            server_side.close()
 
 
 def test_a_server_starting_clears_what_a_killed_one_left_in_the_pacing_file(
