@@ -36,7 +36,7 @@ app in this process, after timing them against the bare append's app alike.
 
 Run: ``python -m bench.protocols [--rounds 7] [--posts 400] [--size 10]
 [--fold thread|process] [--variants=bare,h11,httptools]`` (``--variants=`` with the ``=``:
-names start with ``-``; ``--size 500``: the bench's batches instead of the plugin's).
+names start with ``-``; ``--size 500``: 500-event batches of the same corpus).
 """
 
 from __future__ import annotations
@@ -503,7 +503,7 @@ def main() -> None:
     parser.add_argument("--micro", action="store_true")
     parser.add_argument("--profile", type=int, metavar="N")
     parser.add_argument("--size", type=int, default=SMALL,
-                        help="events per POST (default: the plugin's 10)")
+                        help="events per POST, from tests.corpus (default: the plugin's 10)")
     parser.add_argument("--serve", help=argparse.SUPPRESS)
     parser.add_argument("--data", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
@@ -521,6 +521,8 @@ def main() -> None:
     unknown = set(variants) - set(VARIANTS)
     if unknown:
         parser.error(f"unknown variants {sorted(unknown)}; known: {', '.join(VARIANTS)}")
+    if "-fold" in variants and args.fold != "process":
+        parser.error("-fold stops the fold's process: it needs --fold process")
     print(json.dumps(measure(variants, args.rounds, args.posts, args.fold, args.size),
                      indent=1))
 

@@ -53,7 +53,7 @@ STOPPED_AFTER = 120.0
 for a stopped build's and rebuilds the groups it left (ADR-0179): far above a build's
 page (a few seconds at 1,000,000 events) and its journal's first read."""
 
-LOOK_BUSY, LOOK_QUIET, QUIET_AFTER = 0.01, 0.1, 5.0
+LOOK_BUSY, LOOK_QUIET, QUIET_AFTER = 0.01, 0.1, 30.0
 """Seconds between an idle runner's looks at the appends other processes count
 (``Pacing.appends_elsewhere``): ``LOOK_BUSY`` within ``QUIET_AFTER`` seconds of its last
 page (a POST wakes the fold within about 10 ms: ADR-0115), ``LOOK_QUIET`` after (each
@@ -216,6 +216,7 @@ class CatchUpRunner:
 
     def start(self) -> None:
         """Start following the log in a daemon thread."""
+        self._folded_at = time.monotonic()  # a runner starts looking often
         self._thread = threading.Thread(target=self._run, name="projection-runner",
                                         daemon=True)
         self._thread.start()
@@ -241,6 +242,9 @@ class CatchUpRunner:
                     self._stopping.wait(0.01)
                     continue
                 self._wakeup.clear()
+                # Read before the step: an append counted while it reads the store is then
+                # seen by _idle as a change, not left to the next poll_interval.
+                appends = self._appends_elsewhere()
                 n = self.step()
                 if n == 0 and self.finish_stopped_build():
                     n = 1  # a rebuild is work done: look at the log again at once
@@ -266,16 +270,26 @@ class CatchUpRunner:
                 continue
             if n == 0:
                 try:
-                    self._idle()
+                    self._idle(appends)
                 except Exception:  # a pacing that cannot be read: poll as a lone process
                     log.exception("projection runner: the pacing could not be read")
                     self._wakeup.wait(self.poll_interval)
 
-    def _idle(self) -> None:
+    def _appends_elsewhere(self) -> int | None:
+        # The pacing's count of other processes' appends; None when it cannot be read
+        # (then _idle reads it again, and says so if it still fails).
+        try:
+            return self.pacing.appends_elsewhere()
+        except Exception:
+            return None
+
+    def _idle(self, appends: int | None) -> None:
         # Until woken, or poll_interval passes. An append of another process says so
-        # only through the pacing's count, looked at every 10 ms, or 100 ms once nothing
-        # was folded for a while (ADR-0115, ADR-0184).
-        appends = self.pacing.appends_elsewhere()
+        # only through the pacing's count (``appends``: as read before the last step),
+        # looked at every 10 ms, or 100 ms once nothing was folded for a while (ADR-0115,
+        # ADR-0184).
+        if appends is None:
+            appends = self.pacing.appends_elsewhere()
         if appends is None:
             self._wakeup.wait(self.poll_interval)
             return

@@ -215,8 +215,9 @@ class SharedPacing:
 
     cross_process = False
     """True in a process that folds what others append (``miam-economies project``,
-    ``api.service.follow``): its runner then looks at the appends' count every 10 ms while
-    idle, since no append of its own wakes it."""
+    ``api.service.follow``): its runner then looks at the appends' count while idle, every
+    10 ms within 30 s of its last page and every 100 ms after (ADR-0184), since no append
+    of its own wakes it."""
 
     def __init__(self, path: Path):
         self.path = path
