@@ -217,12 +217,13 @@ def caught_up(http: httpx.Client) -> None:
     raise RuntimeError("the projection did not catch up within 60 s")
 
 
-def run_one(variant: str, fold: str, bodies: list[bytes], work: Path) -> dict[str, Any]:
-    """Post ``bodies`` to a fresh server of ``variant``; the timed POSTs' seconds and
-    the server's CPU seconds a timed POST: its process's, its descendants'."""
+def run_one(variant: str, fold: str, bodies: list[bytes], work: Path,
+            size: int = SMALL) -> dict[str, Any]:
+    """Post ``bodies`` (``size`` events each) to a fresh server of ``variant``; the timed
+    POSTs' seconds and the server's CPU seconds a timed POST: its process's, its
+    descendants'."""
     data = work / f"{variant}-{time.monotonic_ns()}"
     data.mkdir()
-    sizes = [len(json.loads(body)["evenements"]) for body in bodies]
     with open(work / "servers.log", "ab") as log:
         process, url = start(variant, fold, data, log)
         try:
@@ -241,7 +242,7 @@ def run_one(variant: str, fold: str, bodies: list[bytes], work: Path) -> dict[st
                     response = http.post("/economies", content=body)
                     if i >= WARM_UP:
                         seconds.append(time.perf_counter() - t0)
-                    if response.status_code != 200 or response.json()["recus"] != sizes[i]:
+                    if response.status_code != 200 or response.json()["recus"] != size:
                         raise RuntimeError(f"{variant}: {response.text[:200]}")
                 after = cpu_seconds(process.pid)
                 own, fold_cpu = ((a - b) / len(seconds) for a, b in zip(after, cpu, strict=True))
@@ -280,7 +281,7 @@ def measure(variants: list[str], rounds: int, posts: int,
         for r in range(rounds):
             order = variants[r % len(variants):] + variants[:r % len(variants)]
             for variant in order:
-                got = run_one(variant, fold, bodies, Path(tmp))
+                got = run_one(variant, fold, bodies, Path(tmp), size)
                 row = (quantile(got["seconds"], 0.5) * 1e3,
                        quantile(got["seconds"], 0.99) * 1e3, got["cpu"] * 1e3,
                        got["cpu_fold"] * 1e3)
