@@ -93,12 +93,14 @@ def check_day(text: str) -> str:
 
     The bounds ``depuis``/``jusqu_au`` of a breakdown by period (SPEC, "Breakdowns").
     """
-    if len(text) != 10 or text[4] != "-" or text[7] != "-":
+    if (len(text) != 10 or text[4] != "-" or text[7] != "-"
+            or not (text[:4] + text[5:7] + text[8:]).isascii()
+            or not (text[:4] + text[5:7] + text[8:]).isdigit()):
         raise ValueError(f"{text!r} is not a day written YYYY-MM-DD")
     try:
         date.fromisoformat(text)
-    except ValueError:
-        raise ValueError(f"{text!r} is not a day written YYYY-MM-DD") from None
+    except ValueError as exc:  # written so, but no such day: say which part is wrong
+        raise ValueError(f"{text!r} is no calendar day ({exc})") from None
     return text
 
 

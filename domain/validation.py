@@ -276,6 +276,15 @@ def validate_event(index: int, event: Any) -> list[Fault]:
     return faults
 
 
+def _unwrapped(body: dict[str, Any]) -> str:
+    # A body without "evenements": most likely one event sent alone, which has a "type".
+    if "type" in body:
+        return ('required field is missing: the body is {"evenements": [...]}, a list of '
+                'events, and this object looks like one event (it has "type"): send '
+                '{"evenements": [that event]}')
+    return 'required field is missing: the body is {"evenements": [...]}, a list of events'
+
+
 def validate_batch(body: Any) -> list[Received]:
     """Check a decoded request body and return its events as typed values, in batch order.
 
@@ -290,7 +299,7 @@ def validate_batch(body: Any) -> list[Received]:
         raise SchemaError([Fault(None, "evenements",
                                  'the body must be a JSON object with an "evenements" list')])
     if "evenements" not in body:
-        raise SchemaError([Fault(None, "evenements", "required field is missing")])
+        raise SchemaError([Fault(None, "evenements", _unwrapped(body))])
     events = body["evenements"]
     if not isinstance(events, list):
         raise SchemaError([Fault(None, "evenements", "must be a list of events")])

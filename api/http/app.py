@@ -154,6 +154,14 @@ async def _opened(settings: Settings, app: ASGIApp,
         yield {STATE: services, METRICS_STATE: Metrics(services)}
 
 
+STANDALONE_HINT = (
+    "send the header 'Authorization: Bearer <token>', the token being the server's "
+    "MIAM_ECONOMIES_TOKEN or the content of the file token in its data directory "
+    "(serve prints that file's path as it starts)")
+"""What the standalone app's 401 says: where its token lives, never the path itself (a
+client may not be on the server's machine)."""
+
+
 def create_app(settings: Settings) -> Starlette:
     """The standalone app: ``routes`` behind ``BearerAuth`` (``/healthz`` and
     ``/openapi.json`` public, ``/metrics`` too with ``settings.metrics_public``), services
@@ -175,7 +183,8 @@ def create_app(settings: Settings) -> Starlette:
         routes=economies_routes(auth="host"),  # the BearerAuth below, app-wide
         middleware=[Middleware(RequestObserver),
                     Middleware(HeaderCap),
-                    Middleware(BearerAuth, token=token, public_paths=public)],
+                    Middleware(BearerAuth, token=token, public_paths=public,
+                               hint=STANDALONE_HINT)],
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=lifespan,
     )

@@ -14,6 +14,9 @@ from collections.abc import Iterable
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+HEADER_HINT = "send the header 'Authorization: Bearer <token>'"
+"""What a 401 says by default: the header, not where the token lives (a host's own)."""
+
 
 class BearerAuth:
     """Answers 401 with ``WWW-Authenticate: Bearer`` unless the request carries the token.
@@ -21,15 +24,20 @@ class BearerAuth:
     ``token``: the expected bearer token (str, compared as UTF-8 bytes); an empty one
     raises ``ValueError`` here, since ``Authorization: Bearer `` would match it.
     ``public_paths``: paths served without auth (``/healthz``). Non-HTTP scopes pass.
+    ``hint``: what the 401's ``erreur`` adds after "missing or invalid bearer token: ",
+    so that a refused client learns what to send (the standalone app says where its
+    token lives; a host's token is the host's own, so by default only the header).
     """
 
-    def __init__(self, app: ASGIApp, token: str, public_paths: Iterable[str] = ("/healthz",)):
+    def __init__(self, app: ASGIApp, token: str, public_paths: Iterable[str] = ("/healthz",),
+                 hint: str = HEADER_HINT):
         if not token or not token.strip():
             raise ValueError("BearerAuth needs a non-empty token: an empty one would let "
                              "'Authorization: Bearer ' through")
         self.app = app
         self.token = token.encode("utf-8")
         self.public_paths = frozenset(public_paths)
+        self.refusal = {"ok": False, "erreur": f"missing or invalid bearer token: {hint}"}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """ASGI entry: pass the request on, or answer 401 without reading its body."""
@@ -40,7 +48,7 @@ class BearerAuth:
             await self.app(scope, receive, send)
             return
         response = JSONResponse(
-            {"ok": False, "erreur": "missing or invalid bearer token"},
+            self.refusal,
             status_code=401,
             headers={"WWW-Authenticate": "Bearer"},
         )

@@ -39,8 +39,9 @@ def route_middleware(auth: Auth | None) -> list[Middleware]:
     blank token and for an empty list (it would guard nothing). ``"host"`` is never a
     token.
     """
-    if auth is None:
-        raise TypeError(HOW_TO_CHOOSE)
+    if auth is None:  # most often a token read from an unset variable: say so
+        raise TypeError("economies_routes() got no auth, or auth=None (a token read from "
+                        "an unset environment variable?); " + HOW_TO_CHOOSE)
     if isinstance(auth, str):
         if auth == HOST:
             return []

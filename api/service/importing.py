@@ -106,6 +106,9 @@ def parse_line(raw: bytes, max_line: int = MAX_LINE) -> Accepted | list[str]:
         event = loads_strict(raw, "line", lone_surrogates=True)
     except NotStrictJson as exc:
         return [str(exc)]
+    if isinstance(event, list):  # a JSON array of events, the likeliest mistake
+        return ["the line is a JSON array: a file holds one event (a JSON object) per "
+                'line, or is one batch {"evenements": [...]}']
     if not isinstance(event, dict):
         return ["each line must be a JSON object: one event"]
     return checked_event(event)

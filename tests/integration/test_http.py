@@ -150,6 +150,11 @@ class HttpContract:
                                      json=EXAMPLE_BATCH if method == "POST" else None)
             assert response.status_code == 401
             assert response.headers["www-authenticate"] == "Bearer"
+            # It says what to send and where the token lives, never the token's path.
+            erreur = response.json()["erreur"]
+            assert "'Authorization: Bearer <token>'" in erreur
+            assert "MIAM_ECONOMIES_TOKEN" in erreur and "data directory" in erreur
+            assert str(server.data) not in erreur
         assert server.bilan()["provenance"]["tete"] == 0
 
     def test_the_token_is_checked_before_the_body_is_read(self, server: LiveServer) -> None:

@@ -42,7 +42,8 @@ from tests.integration.uvicorn_thread import refused_start, serving
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 SDK_REFUSAL = {"error": "invalid_token", "error_description": "Authentication required"}
-OUR_REFUSAL = {"ok": False, "erreur": "missing or invalid bearer token"}
+OUR_REFUSAL = {"ok": False, "erreur": "missing or invalid bearer token: send the header "
+                                      "'Authorization: Bearer <token>'"}
 
 SHAPES: dict[str, tuple[Callable[[Path], Starlette], dict[str, Any]]] = {
     # Shape 1, the SDK's AuthenticationMiddleware app-wide: its refusal on our routes.

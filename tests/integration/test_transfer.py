@@ -66,19 +66,21 @@ def test_import_refuses_bad_lines_by_number_and_stores_the_rest(tmp_path: Path) 
         json.dumps(bad_cout),                     # line 4: 3.0 is not a JSON integer
         json.dumps({**pilotage, "recu_le": "yesterday"}),  # line 5: recu_le unusable
         '{"a": 1, "a": 2}',                       # line 6: a repeated key, as HTTP refuses
+        json.dumps([delegation]),                 # line 7: an array, not one event
         json.dumps(pilotage),
     ]) + "\n")
     data = tmp_path / "data"
     done = run("import", "--data", str(data), str(source), check=False)
     assert done.returncode == 1
     refused = [line for line in done.stderr.splitlines() if line.startswith("refused: ")]
-    assert [line.split(":")[2] for line in refused] == ["3", "4", "5", "6"]
+    assert [line.split(":")[2] for line in refused] == ["3", "4", "5", "6", "7"]
     assert "cout: must be a JSON integer" in refused[1]
     assert "recu_le: must be ISO 8601" in refused[2]
-    assert "recus 2, doublons 0, conflits 0, refused lines 4 (of 6)" in done.stdout
+    assert "the line is a JSON array: a file holds one event" in refused[4]
+    assert "recus 2, doublons 0, conflits 0, refused lines 5 (of 7)" in done.stdout
     again = run("import", "--data", str(data), str(source), "--json", check=False)
     counts = json.loads(again.stdout)
-    assert (counts["recus"], counts["doublons"], len(counts["refusees"])) == (0, 2, 4)
+    assert (counts["recus"], counts["doublons"], len(counts["refusees"])) == (0, 2, 5)
     bilan = json.loads(run("bilan", "--data", str(data), "--json").stdout)
     assert bilan["economies"]["claude-code"]["net"] == 2900
 

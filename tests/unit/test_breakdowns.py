@@ -288,8 +288,12 @@ CLI = BoundNames(depuis="--depuis", jusqu_au="--jusqu-au", par="--par", puis="--
 @pytest.mark.parametrize(("par", "depuis", "jusqu_au", "wire", "cli"), [
     ("jour", "x", None, "depuis: 'x' is not a day written YYYY-MM-DD",
      "--depuis: 'x' is not a day written YYYY-MM-DD"),
-    ("jour", None, "2026-13-01", "jusqu_au: '2026-13-01' is not a day written YYYY-MM-DD",
-     "--jusqu-au: '2026-13-01' is not a day written YYYY-MM-DD"),
+    ("jour", None, "2026-13-01", "jusqu_au: '2026-13-01' is no calendar day (month must be "
+     "in 1..12)", "--jusqu-au: '2026-13-01' is no calendar day (month must be in 1..12)"),
+    # Written YYYY-MM-DD but no such day: the refusal says so, not "not written YYYY-MM-DD".
+    ("jour", "2026-11-31", None, "depuis: '2026-11-31' is no calendar day (day is out of "
+     "range for month)", "--depuis: '2026-11-31' is no calendar day (day is out of range "
+     "for month)"),
     # A value that spells a parameter stays as given.
     ("jour", "jusqu_au", None, "depuis: 'jusqu_au' is not a day written YYYY-MM-DD",
      "--depuis: 'jusqu_au' is not a day written YYYY-MM-DD"),

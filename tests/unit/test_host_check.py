@@ -50,6 +50,12 @@ def test_routes_need_an_auth_decision_of_a_known_kind(auth: object) -> None:
         economies_routes(auth=auth)  # type: ignore[arg-type]
 
 
+def test_auth_none_suggests_an_unset_variable() -> None:
+    # auth=os.environ.get("MIAM_TOKEN") with the variable unset is the likeliest None.
+    with pytest.raises(TypeError, match=r"auth=None \(a token read from an unset environment variable\?\); "):
+        economies_routes(auth=None)  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("auth", ["", "  ", []])
 def test_an_empty_token_or_middleware_list_is_refused(auth: str | list[Middleware]) -> None:
     with pytest.raises(ValueError, match="empty token|guards nothing"):

@@ -535,6 +535,18 @@ def test_batch_level_fault_has_no_index_and_names_evenements(body: Any) -> None:
     assert error.omitted == 0
 
 
+@pytest.mark.parametrize(("body", "hint"), [
+    (EXAMPLE_DELEGATION, 'looks like one event (it has "type"): send {"evenements": '
+                         '[that event]}'),
+    ({"events": [EXAMPLE_DELEGATION]}, 'the body is {"evenements": [...]}, a list of events'),
+])
+def test_a_body_without_evenements_says_what_the_body_is(body: Any, hint: str) -> None:
+    (fault,) = faults_of(copy.deepcopy(body)).faults
+    assert fault.message.startswith("required field is missing: ")
+    assert hint in fault.message
+    assert ("looks like one event" in fault.message) == ("type" in body)
+
+
 def test_501_events_is_one_batch_level_fault() -> None:
     body = {"evenements": [fresh("correction") for _ in range(MAX_BATCH + 1)]}
 
