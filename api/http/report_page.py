@@ -11,6 +11,7 @@ host's process becomes an ``ImportWarning`` under ``-W error`` (Kozea/pygal PR #
 
 from __future__ import annotations
 
+import re
 import sys
 import warnings
 from collections.abc import Mapping
@@ -51,9 +52,15 @@ def _config(**options: Any) -> dict[str, Any]:
             "print_values": False, **options}
 
 
+_SCRIPT = re.compile(r"<script\b[^>]*>.*?</script>", re.S)
+"""pygal's inline ``<script>`` blocks (its tooltips' configuration, emitted even with
+``js=[]``): dead under the page's CSP, taken out so that the page holds no script."""
+
+
 def _svg(chart: Any) -> Markup:
-    # pygal builds the SVG with an XML library: labels and values come out escaped.
-    return Markup(chart.render(is_unicode=True))
+    # pygal builds the SVG with an XML library: labels and values come out escaped, so
+    # no label can open a <script> of its own that the pattern would cut in two.
+    return Markup(_SCRIPT.sub("", chart.render(is_unicode=True)))
 
 
 def _tokens(value: float | None) -> str:
