@@ -26,6 +26,7 @@ from miam_economies.api.service.csv_answers import classement_csv
 from miam_economies.api.service.reading import classement_lu
 from miam_economies.api.service.results import ClassementLu
 from miam_economies.api.service.settings import Settings
+from miam_economies.domain.argent import dollars, usd
 from miam_economies.domain.classement import (
     CRITERES,
     DEFAULT_MIN,
@@ -133,9 +134,12 @@ def _print_table(lu: ClassementLu) -> None:
     # verdict_words reads the verdicts in their wire shape (Comparaison.as_dict).
     comparaisons = [v.as_dict() for v in lu.verdicts]
     letters = lettres(ranked, comparaisons)
+    # Under a weighted formula the net in USD too, exact, as the bilan table's (ADR-0130).
+    rate = None if lu.prix is None else lu.prix.usd_par_million
     table = Table(title=title, box=box.SIMPLE_HEAD)
     for column in ("rang", lu.par, "demandes", "sessions", "taux_reprise", "95 % interval",
-                   "net/demande", "95 % interval", "net", "groupe"):
+                   "net/demande", "95 % interval", "net",
+                   *(() if rate is None else ("net USD",)), "groupe"):
         table.add_column(column, justify="left" if column in (lu.par, "groupe")
                          else "right")
     for g in lu.groupes:
@@ -145,6 +149,7 @@ def _print_table(lu: ClassementLu) -> None:
             "-" if g.sessions is None else f"{g.sessions:,}",
             "-" if taux is None else f"{taux:.1%}", _taux_interval(g),
             f"{g.net_par_demande:,.0f}", _net_interval(g), f"{g.net:,}",
+            *(() if rate is None else (dollars(usd(g.net, rate)),)),
             letters.get(g.cle, ""), style=None if g.rang is not None else "dim")
     console = _console()
     console.print(table)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 from pathlib import Path
+from typing import cast
 
 import click
 from rich import box
@@ -34,8 +35,8 @@ from miam_economies.api.service.results import BilanLu, figures
 from miam_economies.api.service.settings import (
     Settings,
 )
-from miam_economies.domain.argent import dollars, usd
-from miam_economies.domain.bilan import Figures
+from miam_economies.domain.argent import decimal_text, dollars, usd
+from miam_economies.domain.bilan import Figures, FiguresModele
 from miam_economies.domain.breakdowns import BoundNames, BoundsError, check_bounds
 
 FLAGS = BoundNames(depuis="--depuis", jusqu_au="--jusqu-au", par="--par", puis="--puis")
@@ -96,6 +97,14 @@ def bilan(data: Path, database_url: str | None, fuseau: str | None, journal: Pat
 
 FIGURES = ["delegations", "evites", "pilotage", "corrections", "net", "taux_reprise"]
 
+MODELE = ["tours", "pilotage", "usd"]
+"""A model's columns in the table (``FiguresModele``): its turns, its pilotage (the
+formula's ``cout``) and ``usd`` at the model's own prices; a model saves nothing itself
+(ADR-0006), so its delegations, evites and corrections would print 0, its net −pilotage."""
+
+Row = tuple[tuple[str, ...], str, list[str]]
+"""A table row: the keys of ``par`` (and ``puis``), the client, the cells."""
+
 
 def _cells(figures: Figures, rate: Fraction | None) -> list[str]:
     # The six figures as the table prints them, then under a weighted formula (``rate``,
@@ -107,28 +116,77 @@ def _cells(figures: Figures, rate: Fraction | None) -> list[str]:
     return cells + ([] if rate is None else [dollars(usd(figures.net, rate))])
 
 
+def _modele_cells(tours: int, pilotage: int, micro: int | None,
+                  rate: Fraction | None) -> list[str]:
+    # ``micro``: the model's own-price cost in micro-dollars, None without a known price;
+    # under a weighted formula the pilotage in USD at its reference model's, exact.
+    own = "-" if micro is None else dollars(decimal_text(Fraction(micro, 1_000_000)))
+    cells = [f"{tours:,}", f"{pilotage:,}", own]
+    return cells + ([] if rate is None else [dollars(usd(pilotage, rate))])
+
+
+def _par_modele(lu: BilanLu, at: int, rate: Fraction | None) -> tuple[list[Row], list[str]]:
+    """The rows of a breakdown by ``modele`` (its key the ``at``-th) and their total row's
+    cells: turns, pilotage, ``usd`` (summed once each cell is rounded to the micro-dollar,
+    as ``results.modeles`` does; ``-`` when a model has no known price)."""
+    rows: list[Row] = []
+    tours = pilotage = 0
+    total_micro: int | None = 0
+    for names, client, cell in lu.lignes():
+        # check_bounds pairs modele with periods or client only: every cell is a model's.
+        model = cast(FiguresModele, cell)
+        price = model.usd(names[at])
+        micro = None if price is None else round(price * 1_000_000)  # usd() is whole micros
+        rows.append((names, client, _modele_cells(model.tours, model.cout, micro, rate)))
+        tours, pilotage = tours + model.tours, pilotage + model.cout
+        total_micro = None if total_micro is None or micro is None else total_micro + micro
+    return rows, _modele_cells(tours, pilotage, total_micro, rate)
+
+
 def _print_table(lu: BilanLu) -> None:
     snapshot = lu.snapshot
-    title = (f"bilan (formule {snapshot.formule}, position {snapshot.position}, "
+    title = (f"bilan (formule {snapshot.formule}, position {snapshot.position:,}, "
              f"fuseau {snapshot.fuseau})")
     table = Table(title=title, box=box.SIMPLE_HEAD)
     rate = None if lu.prix is None else lu.prix.usd_par_million
     keys = [k for k in (snapshot.par, snapshot.puis) if k is not None]
-    for key in keys:
-        table.add_column(key)
-    table.add_column("client")
-    for column in FIGURES + (["net USD"] if rate is not None else []):
+    # A key named client is each row's client already (lignes gives it twice): one column.
+    by_client = "client" in keys
+    labels = keys if by_client else [*keys, "client"]
+    if "modele" in keys:
+        rows, total_cells = _par_modele(lu, keys.index("modele"), rate)
+        columns = MODELE + (["pilotage USD"] if rate is not None else [])
+    else:
+        rows = [(names, client, _cells(figures(cell), rate))
+                for names, client, cell in lu.lignes()]
+        # The rows shown, summed (BilanLu.total_des_lignes): for bounded days, the period's.
+        total_cells = _cells(lu.total_des_lignes(), rate)
+        columns = FIGURES + (["net USD"] if rate is not None else [])
+    for label in labels:
+        table.add_column(label)
+    for column in columns:
         table.add_column(column, justify="right", overflow="fold")
-    for names, client, cell in lu.lignes():
-        table.add_row(*names, client, *_cells(figures(cell), rate))
+    for names, client, cells in rows:
+        table.add_row(*names, *(() if by_client else (client,)), *cells)
     table.add_section()
-    # The rows shown, summed (BilanLu.total_des_lignes): for bounded days, the period's.
-    table.add_row(*[""] * len(keys), "total", *_cells(lu.total_des_lignes(), rate),
-                  style="bold")
+    table.add_row(*[""] * (len(labels) - 1), "total", *total_cells, style="bold")
     console = _console()
     console.print(table)
+    if "modele" in keys:
+        console.print(_modele_line(lu), style="dim", soft_wrap=True, highlight=False)
     console.print(_provenance_line(lu), style="dim", soft_wrap=True, highlight=False)
     console.print(_checks_line(lu), style="dim", soft_wrap=True, highlight=False)
+
+
+def _modele_line(lu: BilanLu) -> str:
+    """What a breakdown by ``modele``'s columns hold, in one line under its table: a
+    model's pilotage only, ``usd`` at the model's own prices, and under a weighted
+    formula ``pilotage USD`` at the reference model's (ADR-0130)."""
+    line = ("by modele: a model's turns and their pilotage only (it saves nothing itself); "
+            "usd: those turns at the model's own API base prices (-: no known price)")
+    if lu.prix is not None:
+        line += f"; pilotage USD: at {lu.prix.reference}'s prices, the formula's unit"
+    return line
 
 
 def _checks_line(lu: BilanLu) -> str:

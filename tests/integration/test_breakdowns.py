@@ -155,7 +155,7 @@ def test_the_cli_prints_a_breakdown(server: LiveServer) -> None:
     server.bilan()
     out = subprocess.run([str(SCRIPT), "bilan", "--data", str(server.data), "--par", "modele"],
                          check=True, capture_output=True, text=True).stdout
-    assert "claude-haiku-5-5" in out and "-2,000" in out
+    assert "claude-haiku-5-5" in out and " 2,000 " in out  # its pilotage (a model's column)
     as_json = json.loads(subprocess.run(
         [str(SCRIPT), "bilan", "--data", str(server.data), "--par", "jour", "--json"],
         check=True, capture_output=True, text=True).stdout)
