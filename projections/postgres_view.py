@@ -24,13 +24,11 @@ tracking table, server-side cursors for long reads):
 from __future__ import annotations
 
 import inspect
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
-from eventsourcing.persistence import IntegrityError, OperationalError, ProgrammingError
 from eventsourcing.postgres import PostgresDatastore, PostgresTrackingRecorder
 from psycopg.rows import tuple_row
 from psycopg.sql import SQL
@@ -118,16 +116,10 @@ class PostgresBilanView(PostgresTrackingRecorder, SqlBilanView):
         version are dropped and created again, in one transaction (derived data: the
         projections are rebuilt from the store); raises ``ProjectionMismatch`` for tables
         of a newer version. Processes starting at once may race on ``CREATE TABLE IF NOT
-        EXISTS`` (PostgreSQL then raises a unique violation on its catalog): the loser
-        tries again."""
-        for attempt in range(5):
-            try:
-                super().create_table()
-                break
-            except (IntegrityError, OperationalError, ProgrammingError):
-                if attempt == 4:
-                    raise
-                time.sleep(0.1 * (attempt + 1))
+        EXISTS`` (PostgreSQL then raises a unique violation on its catalog, a
+        ``PersistenceError``): the caller tries again (``bootstrap._opened``, every
+        attempt of which runs the whole of this again: each step is idempotent)."""
+        super().create_table()
         with self._read() as c:
             c.execute("SELECT version FROM bilan_schema WHERE cle = 'bilan'", ())
             row = c.fetchone()
