@@ -1,11 +1,11 @@
 """The two MCP host shapes of ``docs/embedding.md`` ("Using it from MIAM", once the
 README's) are code that runs as printed (issue 20: "the embedding section alone is enough
-to build both shapes"): each block, shape 2 completed with shape 1's code up to the
-``bilan`` tool as the page says, is loaded as a module, served by a real uvicorn, refuses
-a request without MIAM's token, takes the contract's example and shows net 2900; and
-MIAM's ``mypy --strict`` finds nothing to say of either, and names a host's two mistakes
-(issue 33). The page's read functions run as printed too, over the data directory the
-host wrote."""
+to build both shapes"): each block, whole as a host would copy it, is loaded as a module,
+served by a real uvicorn, refuses a request without MIAM's token, takes the contract's
+example and shows net 2900, and its ``bilan`` tool answers MIAM's bilan with our section
+added; MIAM's ``mypy --strict`` and our ``ruff`` find nothing to say of either, and mypy
+names a host's two mistakes (issue 33). The page's read functions run as printed too,
+over the data directory the host wrote; the quick build's pins are the lock's."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 from mypy import api as mypy_api
@@ -32,12 +33,11 @@ TOKEN = "miam-token-of-the-readme"
 
 
 def snippets() -> dict[str, str]:
-    """``{"shape1": code, "shape2": code}`` as the page prints them."""
+    """``{"shape1": code, "shape2": code}`` as the page prints them, each block whole."""
     text = PAGE.read_text(encoding="utf-8")
     section = text[text.index("*Shape 1: our routes"):text.index("To guard them with")]
     first, second = re.findall(r"```python\n(.*?)```", section, re.S)
-    head = first[:first.index("app = server.streamable_http_app()")]
-    return {"shape1": first, "shape2": head + second}
+    return {"shape1": first, "shape2": second}
 
 
 def load(name: str, code: str, where: Path) -> ModuleType:
@@ -65,8 +65,34 @@ def test_the_readmes_host_serves_the_example_behind_miams_token(
         assert posted.json() == {"ok": True, "recus": 2, "doublons": 0}
         bilan = httpx.get(url + "/economies/bilan", params={"attendre": "1"},
                           headers=auth).json()
+        # The tool through the SDK's own call path (a sync tool: run in a worker thread).
+        called = anyio.run(host.server.call_tool, "bilan", {})
     assert bilan["economies"]["claude-code"]["net"] == 2900
     assert (tmp_path / "logs" / "mcp").is_dir()
+    # MIAM's answer kept, our section added: not the whole read_bilan.
+    assert not called.is_error, called
+    assert called.structured_content == {**host.miam_bilan(),
+                                         "economies": bilan["economies"]}
+
+
+def test_the_readmes_hosts_pass_ruff(tmp_path: Path) -> None:
+    # A host lints what it copies: each block whole, under this repository's rules.
+    for name, code in snippets().items():
+        (tmp_path / f"{name}.py").write_text(code, encoding="utf-8")
+    checked = subprocess.run(
+        [str(Path(sys.executable).with_name("ruff")), "check", "--no-cache", "--config",
+         str(ROOT / "pyproject.toml"), *(str(tmp_path / f"{name}.py") for name in snippets())],
+        capture_output=True, text=True, timeout=120)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_the_quick_builds_pins_are_the_locks() -> None:
+    # The page's quick path builds make dist's wheel only with the lock's build tools.
+    pinned = re.findall(r"\b(build|setuptools|wheel)==(\S+)",
+                        PAGE.read_text(encoding="utf-8"))
+    locked = re.findall(r"^(build|setuptools|wheel)==(\S+)",
+                        (ROOT / "requirements.lock").read_text(encoding="utf-8"), re.M)
+    assert len(pinned) == 3 and sorted(pinned) == sorted(locked)
 
 
 MISTAKES = {
