@@ -5,6 +5,11 @@ SPEC, "The bilan": "for any multiset of valid events, every arrival order and an
 of re-sends give the same projection state." Each example appends to a fresh store (SQLite
 files, or a new PostgreSQL database) through the real store and folds through the real
 projection; the law is one contract class, run once per backend.
+
+Re-sends may differ from the first version (a conflict: the first stored wins, the others
+count once each under ``conflits``; SPEC, "Wire contract"): which version is kept then
+depends on the order, so the law for them is that the state is the one of the versions
+kept, appended first in one batch, then each differing version once, in one batch.
 """
 
 from __future__ import annotations
@@ -67,6 +72,30 @@ def event(draw: st.DrawFn, n: int) -> dict[str, Any]:
 Arrival = tuple[str, Any, bool]  # ("batch", [events]) or ("journal", line); fold after?
 
 
+def variant(event: dict[str, Any], k: int) -> dict[str, Any]:
+    """``event`` re-sent with one token count ``k`` (≥ 1) higher: a conflicting version."""
+    changed = json.loads(json.dumps(event))
+    if changed["type"] == "delegation":
+        changed["estimation"]["evites"] += k
+    else:
+        changed["cout"] += k
+    return changed
+
+
+def kept_and_conflicts(plan: list[Arrival]) -> tuple[list[dict[str, Any]],
+                                                     list[dict[str, Any]]]:
+    """The versions ``plan`` stores (each id's first in arrival order) and its differing
+    versions, each distinct one once, in arrival order."""
+    kept: dict[str, dict[str, Any]] = {}
+    conflicts: dict[str, dict[str, Any]] = {}
+    for kind, item, _ in plan:
+        for e in item if kind == "batch" else ():
+            first = kept.setdefault(e["id"], e)
+            if e != first:
+                conflicts.setdefault(json.dumps(e, sort_keys=True), e)
+    return list(kept.values()), list(conflicts.values())
+
+
 @st.composite
 def arrivals(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[str], list[Arrival]]:
     """Distinct events and journal lines, and one way they may arrive: events shuffled,
@@ -77,7 +106,10 @@ def arrivals(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[str], list[Arr
                            "test_id": draw(st.sampled_from(["t1", "t2", "t3"]))})
                for d in draw(st.lists(DEMANDES, unique=True, max_size=4))]
     resent = draw(st.lists(st.sampled_from(events), max_size=size))
-    stream = draw(st.permutations(events + resent))
+    # Conflicting re-sends: two of one event may be the same version (one conflict).
+    differing = [variant(e, k) for e, k in draw(st.lists(
+        st.tuples(st.sampled_from(events), st.integers(1, 2)), max_size=3))]
+    stream = draw(st.permutations(events + resent + differing))
     cuts = sorted(draw(st.lists(st.integers(1, len(stream) - 1), max_size=6, unique=True))
                   if len(stream) > 1 else [])
     bounds = [0, *cuts, len(stream)]
@@ -144,11 +176,15 @@ class OrderIndependenceContract:
 
     def law(self, case: tuple[list[dict[str, Any]], list[str], list[Arrival]]) -> None:
         """One drawn case: the shuffled, re-sent, batched plan gives the canonical state."""
-        events, journal, plan = case
+        _, journal, plan = case
+        events, conflicts = kept_and_conflicts(plan)
         canonical, _ = fold([("journal", line, False) for line in journal]
-                            + [("batch", events, False)], self.backend)
+                            + [("batch", events, False)]
+                            + ([("batch", conflicts, False)] if conflicts else []),
+                            self.backend)
         shuffled, recus = fold(plan, self.backend)
         assert shuffled == canonical
+        assert shuffled["total"]["conflits"] == len(conflicts)
         six = ("delegations", "evites", "pilotage", "corrections", "net", "taux_reprise")
         figures = {"economies": {c: {k: f[k] for k in six}
                                  for c, f in shuffled["economies"].items()},
@@ -157,8 +193,10 @@ class OrderIndependenceContract:
         assert figures == {"economies": {c: {k: f[k] for k in six}
                                          for c, f in expected["economies"].items()},
                            "total": {k: expected["total"][k] for k in six}}
+        # A differing version is stored once (in no figure but conflits), never received.
         assert shuffled["conservation"]["stockes"] == shuffled["conservation"]["comptes"] \
-            == len(events) == recus
+            == len(events) + len(conflicts)
+        assert recus == len(events)
 
 
 HEALTH = [HealthCheck.too_slow, HealthCheck.differing_executors]
