@@ -26,46 +26,70 @@ from miam_economies.domain.formulas import (
 )
 
 
-@singledispatch
 def anomalies(evenement: Received) -> tuple[str, ...]:
-    """The anomaly kinds of one event (empty when the plugin's figures all agree).
+    """The anomaly kinds of one event (empty when the plugin's figures all agree), in
+    the order of the module's list: ``ecarts``' keys.
+
+    Raises ``TypeError`` for anything but a received event.
+    """
+    return tuple(ecarts(evenement))
+
+Ecart = dict[str, object]
+"""One anomaly's two values: ``{"plugin": what the event says, "serveur": the
+recomputation}`` (token counts as ints, ``estimation`` as ``{lus, ecrits, rendus}``)."""
+
+
+@singledispatch
+def ecarts(evenement: Received) -> dict[str, Ecart]:
+    """Each anomaly kind of one event with the two values that differ (empty when the
+    plugin's figures all agree): what a reader needs to tell a plugin bug from a
+    formula's (``miam-economies anomalies``). The values are built only for a kind
+    found, so the fold pays for the checks alone.
 
     Raises ``TypeError`` for anything but a received event.
     """
     raise TypeError(f"not a received event: {evenement!r}")
 
 
-@anomalies.register
-def _(d: Delegation) -> tuple[str, ...]:
+def _ecart(plugin: object, serveur: object) -> Ecart:
+    return {"plugin": plugin, "serveur": serveur}
+
+
+@ecarts.register
+def _(d: Delegation) -> dict[str, Ecart]:
     e = d.estimation
-    found = []
+    found: dict[str, Ecart] = {}
     counts = counts_serveur(d)
-    if e.evites != evites_of_counts(d, *counts):
-        found.append("evites")
+    evites = evites_of_counts(d, *counts)
+    if e.evites != evites:
+        found["evites"] = _ecart(e.evites, evites)
     if (e.lus, e.ecrits, e.rendus) != counts:
-        found.append("estimation")
+        names = ("lus", "ecrits", "rendus")
+        found["estimation"] = _ecart(dict(zip(names, (e.lus, e.ecrits, e.rendus),
+                                              strict=True)),
+                                     dict(zip(names, counts, strict=True)))
     if d.par_subagent != (d.agent_id is not None):
-        found.append("par_subagent")
+        found["par_subagent"] = _ecart(d.par_subagent, d.agent_id is not None)
     if d.id != f"{d.client}:{d.demande_id}":
-        found.append("id")
-    return tuple(found)
+        found["id"] = _ecart(d.id, f"{d.client}:{d.demande_id}")
+    return found
 
 
-@anomalies.register
-def _(p: Pilotage) -> tuple[str, ...]:
-    found = []
+@ecarts.register
+def _(p: Pilotage) -> dict[str, Ecart]:
+    found: dict[str, Ecart] = {}
     if p.cout != cout_pilotage(p.usage):
-        found.append("cout")
+        found["cout"] = _ecart(p.cout, cout_pilotage(p.usage))
     if p.id != f"{p.client}:{p.session_id}:{p.agent_id}:{p.turn_id}":
-        found.append("id")
-    return tuple(found)
+        found["id"] = _ecart(p.id, f"{p.client}:{p.session_id}:{p.agent_id}:{p.turn_id}")
+    return found
 
 
-@anomalies.register
-def _(c: Correction) -> tuple[str, ...]:
-    found = []
+@ecarts.register
+def _(c: Correction) -> dict[str, Ecart]:
+    found: dict[str, Ecart] = {}
     if c.cout != cout_correction(c.tokens_lus, c.tokens_ecrits):
-        found.append("cout")
+        found["cout"] = _ecart(c.cout, cout_correction(c.tokens_lus, c.tokens_ecrits))
     if c.id != f"{c.client}:{c.session_id}:{c.tool_use_id}":
-        found.append("id")
-    return tuple(found)
+        found["id"] = _ecart(c.id, f"{c.client}:{c.session_id}:{c.tool_use_id}")
+    return found

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import tzinfo
 from typing import Any, NamedTuple
 
-from miam_economies.domain.anomalies import anomalies
+from miam_economies.domain.anomalies import ecarts
 from miam_economies.domain.bilan import Figures, FiguresModele, Jours, parts_pilotage
 from miam_economies.domain.events import (
     Conflit,
@@ -262,7 +262,8 @@ class PageDelta:
         demande.par_outil[outil] = (sums + cout, nombre + 1)
 
 
-# The anomaly checks of each type, looked up once (``anomalies`` dispatches on every call).
-_anomalies_delegation = anomalies.dispatch(Delegation)
-_anomalies_pilotage = anomalies.dispatch(Pilotage)
-_anomalies_correction = anomalies.dispatch(Correction)
+# The anomaly checks of each type, looked up once (``ecarts`` dispatches on every call);
+# iterated, their answers give the kinds found.
+_anomalies_delegation = ecarts.dispatch(Delegation)
+_anomalies_pilotage = ecarts.dispatch(Pilotage)
+_anomalies_correction = ecarts.dispatch(Correction)

@@ -149,23 +149,36 @@ def unpriced_warning(formule: str, unpriced: dict[str, Any] | None) -> None:
                    f"{unpriced['reference']}, the reference", err=True)
 
 
+def _ecarts_text(ecarts: dict[str, dict[str, Any]]) -> str:
+    """One event's anomalies for the table: ``kind plugin -> serveur`` each, ``; ``
+    between them (token counts with thousands separators, ``estimation``'s three
+    counters named)."""
+    def value(v: Any) -> str:
+        if isinstance(v, dict):
+            return " ".join(f"{k} {value(n)}" for k, n in v.items())
+        return f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else str(v)
+    return "; ".join(f"{kind} {value(e['plugin'])} -> {value(e['serveur'])}"
+                     for kind, e in ecarts.items())
+
+
 @main.command()
 @data_option
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
 def anomalies(data: Path, database_url: str | None, as_json: bool) -> None:
     """List the stored events whose plugin figures differ from the server's recomputation
-    (kinds: evites, estimation, par_subagent, cout, id)."""
+    (kinds: evites, estimation, par_subagent, cout, id), each with the plugin's value and
+    the server's."""
     found = 0
     rows = list_anomalies(_store_settings(data, database_url))
     table = Table(box=box.SIMPLE_HEAD)
-    for column in ("id", "type", "client", "anomalies", "recu_le"):
-        table.add_column(column)
+    for column in ("id", "type", "client", "anomalies (plugin -> serveur)", "recu_le"):
+        table.add_column(column, overflow="fold")
     for row in rows:
         found += 1
         if as_json:
             sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")
         else:
-            table.add_row(row["id"], row["type"], row["client"], ", ".join(row["anomalies"]),
+            table.add_row(row["id"], row["type"], row["client"], _ecarts_text(row["ecarts"]),
                           row["recu_le"])
     if not as_json:
         _console().print(table)

@@ -263,6 +263,12 @@ def test_the_cli_lists_anomalies_and_refuses_an_unknown_formula(tmp_path: Path) 
     lines = subprocess.run([str(SCRIPT), "anomalies", "--data", str(settings.data), "--json"],
                            check=True, capture_output=True, text=True).stdout.splitlines()
     assert [json.loads(line)["anomalies"] for line in lines] == [["par_subagent"], ["cout"]]
+    assert [json.loads(line)["ecarts"] for line in lines] == [
+        {"par_subagent": {"plugin": False, "serveur": True}},
+        {"cout": {"plugin": 1999, "serveur": 2000}}]
+    table = subprocess.run([str(SCRIPT), "anomalies", "--data", str(settings.data)],
+                           check=True, capture_output=True, text=True).stdout
+    assert "par_subagent False -> True" in table and "cout 1,999 -> 2,000" in table
     unknown = subprocess.run([str(SCRIPT), "replay", "--data", str(settings.data),
                               "--formule", "v9"], capture_output=True, text=True)
     assert unknown.returncode == 1 and "v1-serveur" in unknown.stderr

@@ -52,7 +52,8 @@ def test_routes_need_an_auth_decision_of_a_known_kind(auth: object) -> None:
 
 def test_auth_none_suggests_an_unset_variable() -> None:
     # auth=os.environ.get("MIAM_TOKEN") with the variable unset is the likeliest None.
-    with pytest.raises(TypeError, match=r"auth=None \(a token read from an unset environment variable\?\); "):
+    with pytest.raises(TypeError, match=r"auth=None \(a token read from an unset "
+                                         r"environment variable\?\); "):
         economies_routes(auth=None)  # type: ignore[arg-type]
 
 
