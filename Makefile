@@ -15,6 +15,11 @@ RUN_LOCK := requirements-run.lock
 # project itself, which a lock cannot hold), then its tests'.
 RUN_EXTRAS := --extra postgres --extra report --extra cli
 EXTRAS := $(RUN_EXTRAS) --extra test
+# Before a .venv is made: pyproject.toml's requires-python, said in one line (an older
+# python3 would otherwise fail later, inside pip, on a package of the lock).
+NEW_VENV = test -x $(BIN)/python || { $(PYTHON) -c 'import sys; sys.exit(sys.version_info \
+    < (3, 11) and "miam-economies needs Python >= 3.11; $(PYTHON) is " + sys.version.split()[0] \
+    + ": run make PYTHON=python3.11 (or newer)")' && $(PYTHON) -m venv $(VENV); }
 COMPILE = $(BIN)/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras \
     --all-build-deps --no-emit-index-url --no-emit-find-links
 
@@ -31,7 +36,7 @@ install: $(STAMP)
 # no dependency resolution and no build isolation: nothing outside the lock is fetched
 # (setuptools and wheel, the build's own requirements, are in both locks).
 $(STAMP): pyproject.toml $(LOCK)
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(NEW_VENV)
 	$(BIN)/python -m pip install --quiet --require-hashes -r $(LOCK)
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
@@ -41,7 +46,7 @@ $(STAMP): pyproject.toml $(LOCK)
 # --no-compile: the server imports a fraction of what pip would byte-compile up front
 # (a third of this install's time); Python compiles what it imports, once.
 $(RUN_STAMP): pyproject.toml $(RUN_LOCK)
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(NEW_VENV)
 	$(BIN)/python -m pip install --quiet --no-compile --require-hashes -r $(RUN_LOCK)
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(RUN_STAMP)
