@@ -186,9 +186,10 @@ def interval_chart(ranked: Mapping[str, Any], field: str) -> Markup:
     for i, g in enumerate(groupes):
         y = 40 + _ROW * i
         colour = "#1565c0" if g["rang"] is not None else "#9e9e9e"
-        rang = "-" if g["rang"] is None else g["rang"]
+        # An unranked group (too few demandes, or "(inconnu)") has no rank to print.
+        rang = "" if g["rang"] is None else f'{g["rang"]}. '
         parts.append(f'<g class="groupe" data-cle="{escape(g["cle"])}">'
-                     f'<text x="{_LEFT - 10}" y="{y + 4}" text-anchor="end">{rang}. '
+                     f'<text x="{_LEFT - 10}" y="{y + 4}" text-anchor="end">{rang}'
                      f'{escape(g["cle"])} ({g["demandes"]:,})</text>')
         interval = g[f"intervalle_{name}"]
         if interval is not None:

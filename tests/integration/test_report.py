@@ -218,3 +218,24 @@ def test_a_classement_without_any_taux_still_draws() -> None:
          "intervalle_taux_reprise": None, "suffisant": False} for cle in ("a", "b")]}
     svg = str(interval_chart(document, "preset"))
     assert svg.count('class="groupe"') == 2 and "no taux" in svg and "<circle" not in svg
+
+
+def test_an_unranked_group_is_labelled_without_a_rank() -> None:
+    # "(inconnu)" and groups under the minimum have no rang: no "-. " before their name.
+    from miam_economies.api.http.report_page import interval_chart
+
+    document = {"critere": "taux_reprise", "comparaisons": [], "groupes": [
+        {"cle": cle, "demandes": 3, "rang": rang, "taux_reprise": None,
+         "intervalle_taux_reprise": None, "suffisant": False}
+        for cle, rang in (("rapide", 1), ("(inconnu)", None))]}
+    svg = str(interval_chart(document, "preset"))
+    assert ">1. rapide (3)</text>" in svg and ">(inconnu) (3)</text>" in svg
+
+
+def test_the_models_own_price_is_in_dollars(services: Services) -> None:
+    from miam_economies.api.http.report_page import render_html
+
+    load_example(services)
+    page = render_html(report_data(services))
+    row = re.search(r"<tr><td>claude-haiku-5-5</td>.*?</tr>", page)
+    assert row is not None and row.group(0).endswith("<td>$0.000280</td></tr>")
