@@ -268,7 +268,10 @@ def compare(settings: Settings, formules: list[str], par: str = "client") -> dic
             groupes.setdefault(key, {}).setdefault(client, {})[formula.name] = figures
     modeles = {m for _, m in fold.modeles(0)}
     return {"par": par, "fuseau": str(zone), "formules": [f.name for f in formulas],
-            "groupes": {k: groupes[k] for k in sorted(groupes)},
+            # Sorted at both levels: the clients of a day or model too, whatever the order
+            # the store holds them in.
+            "groupes": {k: {c: groupes[k][c] for c in sorted(groupes[k])}
+                        for k in sorted(groupes)},
             "non_tarifes": {f.name: unpriced(f, modeles) for f in formulas
                             if f.prix is not None}}
 

@@ -145,6 +145,22 @@ def test_compare_is_a_dry_run_that_shows_each_formula(tmp_path: Path) -> None:
     assert after["formule"] == "v1" and after["economies"] == before["economies"]
 
 
+@pytest.mark.parametrize("par", ["jour", "modele"])
+def test_compare_sorts_the_clients_of_each_group_too(tmp_path: Path, par: str) -> None:
+    # Clients stored in the order "zz", "aa": the answer lists them by name.
+    settings = Settings(data=tmp_path / "data", token=TOKEN, fuseau="UTC")
+    batch = copy.deepcopy(EXAMPLE_BATCH["evenements"])
+    other = copy.deepcopy(batch)
+    for events, client in ((batch, "zz"), (other, "aa")):
+        for e in events:
+            e["client"] = client
+            e["id"] = client + e["id"].removeprefix("claude-code")
+    load(settings, batch + other)
+    groupes = compare(settings, ["v1"], par=par)["groupes"]
+    assert groupes and all(list(cells) == sorted(cells) for cells in groupes.values())
+    assert any(len(cells) == 2 for cells in groupes.values())
+
+
 def test_an_interrupted_replay_resumes_from_its_own_position(tmp_path: Path) -> None:
     from miam_economies.api.service.serving import build_projection
     from miam_economies.projections.projection import projection_name
