@@ -21,6 +21,10 @@ from miam_economies.domain.events import Pilotage
 from miam_economies.domain.instants import parse_instant
 from miam_economies.domain.tarifs_v2 import CATALOGUE as TARIFS_USD
 
+FIGURES = ("delegations", "evites", "pilotage", "corrections", "net", "taux_reprise")
+"""The six figures' names, in the wire's order (SPEC, "Interfaces"; ``Figures.as_dict``'s
+keys): the tables', the CSV's and the OpenAPI document's columns."""
+
 
 @dataclass(slots=True)
 class Figures:

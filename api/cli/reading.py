@@ -36,7 +36,7 @@ from miam_economies.api.service.settings import (
     Settings,
 )
 from miam_economies.domain.argent import decimal_text, dollars, usd
-from miam_economies.domain.bilan import Figures, FiguresModele
+from miam_economies.domain.bilan import FIGURES, Figures, FiguresModele
 from miam_economies.domain.breakdowns import BoundNames, BoundsError, check_bounds
 
 FLAGS = BoundNames(depuis="--depuis", jusqu_au="--jusqu-au", par="--par", puis="--puis")
@@ -94,8 +94,6 @@ def bilan(data: Path, database_url: str | None, fuseau: str | None, journal: Pat
     else:
         _print_table(lu)
 
-
-FIGURES = ["delegations", "evites", "pilotage", "corrections", "net", "taux_reprise"]
 
 MODELE = ["tours", "pilotage", "usd"]
 """A model's columns in the table (``FiguresModele``): its turns, its pilotage (the
@@ -161,7 +159,7 @@ def _print_table(lu: BilanLu) -> None:
                 for names, client, cell in lu.lignes()]
         # The rows shown, summed (BilanLu.total_des_lignes): for bounded days, the period's.
         total_cells = _cells(lu.total_des_lignes(), rate)
-        columns = FIGURES + (["net USD"] if rate is not None else [])
+        columns = [*FIGURES, *(["net USD"] if rate is not None else [])]
     for label in labels:
         table.add_column(label)
     for column in columns:

@@ -19,6 +19,7 @@ from miam_economies.api.http.openapi_session import (
     session_schema,
 )
 from miam_economies.api.http.representation import FORMATS
+from miam_economies.domain.bilan import FIGURES
 from miam_economies.domain.schema import (
     COMMON,
     EVENTS,
@@ -109,7 +110,7 @@ def batch_schema() -> dict[str, Any]:
 
 _FIGURES = {
     "type": "object",
-    "required": ["delegations", "evites", "pilotage", "corrections", "net", "taux_reprise"],
+    "required": list(FIGURES),
     "properties": {
         "delegations": {"type": "integer"}, "evites": {"type": "integer"},
         "pilotage": {"type": "integer"}, "corrections": {"type": "integer"},

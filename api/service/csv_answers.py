@@ -28,11 +28,8 @@ from typing import Any
 
 from miam_economies.api.service.answers import GROUPE_EN_USD, en_usd, groupe_en_usd
 from miam_economies.api.service.results import BilanLu, ClassementLu, figures
-from miam_economies.domain.bilan import Figures, FiguresModele
+from miam_economies.domain.bilan import FIGURES, Figures, FiguresModele
 from miam_economies.domain.classement import Groupe
-
-FIGURES = ("delegations", "evites", "pilotage", "corrections", "net", "taux_reprise")
-"""A bilan row's figures, in the wire's order (SPEC, "Interfaces")."""
 
 MODELE = ("tours", "input_tokens", "output_tokens", "cache_read_input_tokens",
           "cache_creation_input_tokens", "usd")
