@@ -1,9 +1,11 @@
 """``BilanView`` in SQL, shared by the SQLite and PostgreSQL views (ADR-0004, ADR-0031),
 composed of parts (ADR-0120): a dialect (``sql_dialect``: what differs between the
 backends' SQL), the table writers a page's fold calls in turn (``sql_figures``,
-``sql_demandes``, ``sql_groups`` with ``sql_samples`` and ``sql_sessions``,
-``sql_releves`` for Claude Code's replies; ``sql_journal`` for the journal's lines),
-and a reader (``sql_reads``). This class opens the transactions, moves the tracking
+``sql_demandes``, ``sql_groups`` with ``sql_groups_jours``, ``sql_samples``,
+``sql_samples_jours`` and ``sql_sessions``, ``sql_par_session``, ``sql_releves`` and
+``sql_releves_agents`` for Claude Code's replies; ``sql_journal`` for the journal's
+lines), the user formulas' registry (``sql_formules``), and the readers (``sql_reads``,
+``sql_breakdowns``, ``sql_window``). This class opens the transactions, moves the tracking
 position, and controls the projections (settings, activation, reset); a backend gives its
 dialect, its transactions and its tables' DDL (``sql_schema``).
 
