@@ -28,19 +28,20 @@ from miam_economies.domain.formulas import (
 
 def anomalies(evenement: Received) -> tuple[str, ...]:
     """The anomaly kinds of one event (empty when the plugin's figures all agree), in
-    the order of the module's list: ``ecarts``' keys.
+    the order of the module's list: ``anomaly_values``' keys.
 
     Raises ``TypeError`` for anything but a received event.
     """
-    return tuple(ecarts(evenement))
+    return tuple(anomaly_values(evenement))
 
-Ecart = dict[str, object]
+
+AnomalyValues = dict[str, object]
 """One anomaly's two values: ``{"plugin": what the event says, "serveur": the
 recomputation}`` (token counts as ints, ``estimation`` as ``{lus, ecrits, rendus}``)."""
 
 
 @singledispatch
-def ecarts(evenement: Received) -> dict[str, Ecart]:
+def anomaly_values(evenement: Received) -> dict[str, AnomalyValues]:
     """Each anomaly kind of one event with the two values that differ (empty when the
     plugin's figures all agree): what a reader needs to tell a plugin bug from a
     formula's (``miam-economies anomalies``). The values are built only for a kind
@@ -51,45 +52,45 @@ def ecarts(evenement: Received) -> dict[str, Ecart]:
     raise TypeError(f"not a received event: {evenement!r}")
 
 
-def _ecart(plugin: object, serveur: object) -> Ecart:
+def _values(plugin: object, serveur: object) -> AnomalyValues:
     return {"plugin": plugin, "serveur": serveur}
 
 
-@ecarts.register
-def _(d: Delegation) -> dict[str, Ecart]:
+@anomaly_values.register
+def _(d: Delegation) -> dict[str, AnomalyValues]:
     e = d.estimation
-    found: dict[str, Ecart] = {}
+    found: dict[str, AnomalyValues] = {}
     counts = counts_serveur(d)
     evites = evites_of_counts(d, *counts)
     if e.evites != evites:
-        found["evites"] = _ecart(e.evites, evites)
+        found["evites"] = _values(e.evites, evites)
     if (e.lus, e.ecrits, e.rendus) != counts:
         names = ("lus", "ecrits", "rendus")
-        found["estimation"] = _ecart(dict(zip(names, (e.lus, e.ecrits, e.rendus),
+        found["estimation"] = _values(dict(zip(names, (e.lus, e.ecrits, e.rendus),
                                               strict=True)),
                                      dict(zip(names, counts, strict=True)))
     if d.par_subagent != (d.agent_id is not None):
-        found["par_subagent"] = _ecart(d.par_subagent, d.agent_id is not None)
+        found["par_subagent"] = _values(d.par_subagent, d.agent_id is not None)
     if d.id != f"{d.client}:{d.demande_id}":
-        found["id"] = _ecart(d.id, f"{d.client}:{d.demande_id}")
+        found["id"] = _values(d.id, f"{d.client}:{d.demande_id}")
     return found
 
 
-@ecarts.register
-def _(p: Pilotage) -> dict[str, Ecart]:
-    found: dict[str, Ecart] = {}
+@anomaly_values.register
+def _(p: Pilotage) -> dict[str, AnomalyValues]:
+    found: dict[str, AnomalyValues] = {}
     if p.cout != cout_pilotage(p.usage):
-        found["cout"] = _ecart(p.cout, cout_pilotage(p.usage))
+        found["cout"] = _values(p.cout, cout_pilotage(p.usage))
     if p.id != f"{p.client}:{p.session_id}:{p.agent_id}:{p.turn_id}":
-        found["id"] = _ecart(p.id, f"{p.client}:{p.session_id}:{p.agent_id}:{p.turn_id}")
+        found["id"] = _values(p.id, f"{p.client}:{p.session_id}:{p.agent_id}:{p.turn_id}")
     return found
 
 
-@ecarts.register
-def _(c: Correction) -> dict[str, Ecart]:
-    found: dict[str, Ecart] = {}
+@anomaly_values.register
+def _(c: Correction) -> dict[str, AnomalyValues]:
+    found: dict[str, AnomalyValues] = {}
     if c.cout != cout_correction(c.tokens_lus, c.tokens_ecrits):
-        found["cout"] = _ecart(c.cout, cout_correction(c.tokens_lus, c.tokens_ecrits))
+        found["cout"] = _values(c.cout, cout_correction(c.tokens_lus, c.tokens_ecrits))
     if c.id != f"{c.client}:{c.session_id}:{c.tool_use_id}":
-        found["id"] = _ecart(c.id, f"{c.client}:{c.session_id}:{c.tool_use_id}")
+        found["id"] = _values(c.id, f"{c.client}:{c.session_id}:{c.tool_use_id}")
     return found

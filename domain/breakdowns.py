@@ -10,6 +10,7 @@ model of the pilotages), ``demande``, or a field of MIAM's journal (``preset``,
 
 from __future__ import annotations
 
+from calendar import monthrange
 from dataclasses import dataclass
 from datetime import date
 
@@ -93,14 +94,19 @@ def check_day(text: str) -> str:
 
     The bounds ``depuis``/``jusqu_au`` of a breakdown by period (SPEC, "Breakdowns").
     """
-    if (len(text) != 10 or text[4] != "-" or text[7] != "-"
-            or not (text[:4] + text[5:7] + text[8:]).isascii()
-            or not (text[:4] + text[5:7] + text[8:]).isdigit()):
+    digits = text[:4] + text[5:7] + text[8:]
+    if (len(text) != 10 or text[4] != "-" or text[7] != "-" or not digits.isascii()
+            or not digits.isdigit()):
         raise ValueError(f"{text!r} is not a day written YYYY-MM-DD")
-    try:
-        date.fromisoformat(text)
-    except ValueError as exc:  # written so, but no such day: say which part is wrong
-        raise ValueError(f"{text!r} is no calendar day ({exc})") from None
+    # Written so, but maybe no such day: say which part is wrong, in our words (the
+    # standard library's change between releases).
+    year, month, day = int(text[:4]), int(text[5:7]), int(text[8:])
+    if not year or not 1 <= month <= 12:
+        raise ValueError(f"{text!r} is no calendar day (no "
+                         + (f"month {month})" if year else "year 0)"))
+    days = monthrange(year, month)[1]
+    if not 1 <= day <= days:
+        raise ValueError(f"{text!r} is no calendar day ({text[:7]} has {days} days)")
     return text
 
 

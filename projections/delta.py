@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import tzinfo
 from typing import Any, NamedTuple
 
-from miam_economies.domain.anomalies import ecarts
+from miam_economies.domain.anomalies import anomaly_values
 from miam_economies.domain.bilan import Figures, FiguresModele, Jours, parts_pilotage
 from miam_economies.domain.events import (
     Conflit,
@@ -262,8 +262,8 @@ class PageDelta:
         demande.par_outil[outil] = (sums + cout, nombre + 1)
 
 
-# The anomaly checks of each type, looked up once (``ecarts`` dispatches on every call);
+# The anomaly checks of each type, looked up once (``anomaly_values`` dispatches on every call);
 # iterated, their answers give the kinds found.
-_anomalies_delegation = ecarts.dispatch(Delegation)
-_anomalies_pilotage = ecarts.dispatch(Pilotage)
-_anomalies_correction = ecarts.dispatch(Correction)
+_anomalies_delegation = anomaly_values.dispatch(Delegation)
+_anomalies_pilotage = anomaly_values.dispatch(Pilotage)
+_anomalies_correction = anomaly_values.dispatch(Correction)

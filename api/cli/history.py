@@ -149,7 +149,7 @@ def unpriced_warning(formule: str, unpriced: dict[str, Any] | None) -> None:
                    f"{unpriced['reference']}, the reference", err=True)
 
 
-def _ecarts_text(ecarts: dict[str, dict[str, Any]]) -> str:
+def _values_text(values: dict[str, dict[str, Any]]) -> str:
     """One event's anomalies for the table: ``kind plugin -> serveur`` each, ``; ``
     between them (token counts with thousands separators, ``estimation``'s three
     counters named)."""
@@ -158,7 +158,7 @@ def _ecarts_text(ecarts: dict[str, dict[str, Any]]) -> str:
             return " ".join(f"{k} {value(n)}" for k, n in v.items())
         return f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else str(v)
     return "; ".join(f"{kind} {value(e['plugin'])} -> {value(e['serveur'])}"
-                     for kind, e in ecarts.items())
+                     for kind, e in values.items())
 
 
 @main.command()
@@ -178,7 +178,7 @@ def anomalies(data: Path, database_url: str | None, as_json: bool) -> None:
         if as_json:
             sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")
         else:
-            table.add_row(row["id"], row["type"], row["client"], _ecarts_text(row["ecarts"]),
+            table.add_row(row["id"], row["type"], row["client"], _values_text(row["valeurs"]),
                           row["recu_le"])
     if not as_json:
         _console().print(table)

@@ -35,7 +35,7 @@ from miam_economies.api.service.results import BilanLu, figures
 from miam_economies.api.service.settings import (
     Settings,
 )
-from miam_economies.domain.argent import decimal_text, dollars, usd
+from miam_economies.domain.argent import dollars, usd
 from miam_economies.domain.bilan import FIGURES, Figures, FiguresModele
 from miam_economies.domain.breakdowns import BoundNames, BoundsError, check_bounds
 
@@ -116,17 +116,19 @@ def _cells(figures: Figures, rate: Fraction | None) -> list[str]:
 
 def _modele_cells(tours: int, pilotage: int, micro: int | None,
                   rate: Fraction | None) -> list[str]:
-    # ``micro``: the model's own-price cost in micro-dollars, None without a known price;
-    # under a weighted formula the pilotage in USD at its reference model's, exact.
-    own = "-" if micro is None else dollars(decimal_text(Fraction(micro, 1_000_000)))
+    # ``micro``: the model's own-price cost in micro-dollars (≥ 0), None without a known
+    # price, printed with its six decimals as the report does; under a weighted formula
+    # the pilotage in USD at its reference model's, exact.
+    own = "-" if micro is None else dollars(f"{micro // 1_000_000}.{micro % 1_000_000:06d}")
     cells = [f"{tours:,}", f"{pilotage:,}", own]
     return cells + ([] if rate is None else [dollars(usd(pilotage, rate))])
 
 
 def _par_modele(lu: BilanLu, at: int, rate: Fraction | None) -> tuple[list[Row], list[str]]:
     """The rows of a breakdown by ``modele`` (its key the ``at``-th) and their total row's
-    cells: turns, pilotage, ``usd`` (summed once each cell is rounded to the micro-dollar,
-    as ``results.modeles`` does; ``-`` when a model has no known price)."""
+    cells: turns, pilotage, ``usd`` (the rows' amounts summed, each rounded to the
+    micro-dollar first: with ``--puis`` a period, a report's total per model, rounded
+    once, may differ by a micro-dollar a row; ``-`` when a model has no known price)."""
     rows: list[Row] = []
     tours = pilotage = 0
     total_micro: int | None = 0

@@ -36,7 +36,7 @@ from miam_economies.api.service.formules import (
 )
 from miam_economies.api.service.serving import REPLAY_PAGE, REPLAY_READ, build_projection
 from miam_economies.api.service.settings import Settings, machine_fuseau
-from miam_economies.domain.anomalies import ecarts
+from miam_economies.domain.anomalies import anomaly_values
 from miam_economies.domain.bilan import Jours
 from miam_economies.domain.errors import MiamEconomiesError
 from miam_economies.domain.events import ConflitRecu
@@ -278,8 +278,9 @@ def compare(settings: Settings, formules: list[str], par: str = "client") -> dic
 
 def list_anomalies(settings: Settings) -> Iterator[dict[str, Any]]:
     """Every stored event whose plugin figures disagree with the server's recomputation:
-    ``{"id", "type", "client", "anomalies": [kinds], "ecarts": {kind: {"plugin",
-    "serveur"}}, "recu_le"}`` (``domain.anomalies.ecarts``: the two values of each kind),
+    ``{"id", "type", "client", "anomalies": [kinds], "valeurs": {kind: {"plugin",
+    "serveur"}}, "recu_le"}`` (``domain.anomalies.anomaly_values``: the two values of
+    each kind),
     in store order. Reads the store only."""
     with closing(open_store(settings.database, read_only=True)) as store:
         for stored in stored_events(store):
@@ -289,8 +290,8 @@ def list_anomalies(settings: Settings) -> Iterator[dict[str, Any]]:
                 evenement = stored.evenement()
             except (KeyError, TypeError, ValueError):
                 continue  # no event of schema 1: the folds set it aside (ADR-0135)
-            found = ecarts(evenement)
+            found = anomaly_values(evenement)
             if found:
                 yield {"id": evenement.id, "type": evenement.type,
                        "client": evenement.client, "anomalies": list(found),
-                       "ecarts": found, "recu_le": stored.recu_le}
+                       "valeurs": found, "recu_le": stored.recu_le}

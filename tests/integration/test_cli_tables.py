@@ -83,16 +83,16 @@ def test_a_breakdown_by_modele_prints_what_a_models_cell_holds(
         stores: dict[str, Path]) -> None:
     table = printed(stores["v1"], "bilan", "--par", "modele")
     header, row, total = rows(table)
-    # The Haiku turn: 2,000 tokens of pilotage, $0.00028 at Haiku's own prices.
+    # The Haiku turn: 2,000 tokens of pilotage, $0.000280 at Haiku's own prices.
     assert header == ["modele", "client", "tours", "pilotage", "usd"]
-    assert row == ["claude-haiku-5-5", "claude-code", "1", "2,000", "$0.00028"]
-    assert total == ["total", "1", "2,000", "$0.00028"]
+    assert row == ["claude-haiku-5-5", "claude-code", "1", "2,000", "$0.000280"]
+    assert total == ["total", "1", "2,000", "$0.000280"]
     assert "by modele: a model's turns and their pilotage only" in table
     header, row, _ = rows(printed(stores["v1"], "bilan", "--par", "modele", "--puis",
                                   "jour"))
     assert header == ["modele", "jour", "client", "tours", "pilotage", "usd"]
     assert row == ["claude-haiku-5-5", "2026-10-30", "claude-code", "1", "2,000",
-                   "$0.00028"]
+                   "$0.000280"]
     # The JSON keeps the wire cell whole, the six figures included.
     answer: dict[str, Any] = json.loads(printed(stores["v1"], "bilan", "--par", "modele",
                                                 "--json"))
@@ -109,8 +109,8 @@ def test_a_breakdown_by_modele_in_usd_under_a_weighted_formula(
     header, row, total = rows(table)
     # 93 reference tokens at Sonnet 4.5's $3 per million: $0.000279.
     assert header == ["modele", "client", "tours", "pilotage", "usd", "pilotage USD"]
-    assert row == ["claude-haiku-5-5", "claude-code", "1", "93", "$0.00028", "$0.000279"]
-    assert total == ["total", "1", "93", "$0.00028", "$0.000279"]
+    assert row == ["claude-haiku-5-5", "claude-code", "1", "93", "$0.000280", "$0.000279"]
+    assert total == ["total", "1", "93", "$0.000280", "$0.000279"]
     assert "pilotage USD: at claude-sonnet-4-5's prices" in table
     header, *_ = rows(printed(stores["pondere-v2"], "bilan", "--par", "client"))
     assert header == ["client", *FIGURES, "net USD"]

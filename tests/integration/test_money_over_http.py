@@ -73,7 +73,7 @@ def test_the_contract_example_in_usd_under_pondere_v2_and_a_price_file(
                             "modele"], capture_output=True, text=True, timeout=60)
     # The Haiku turn: its pilotage at its own prices, and at Sonnet 4.5's (the formula's).
     assert "pilotage USD" in table.stdout and "$0.000279" in table.stdout
-    assert "$0.00028" in table.stdout and "net USD" not in table.stdout
+    assert "$0.000280" in table.stdout and "net USD" not in table.stdout
     classement = get(server, "/economies/classement", par="client", min="1")
     (groupe,) = classement["groupes"]
     assert groupe["en_usd"]["net"] == "0.017871"

@@ -279,7 +279,7 @@ def test_the_cli_lists_anomalies_and_refuses_an_unknown_formula(tmp_path: Path) 
     lines = subprocess.run([str(SCRIPT), "anomalies", "--data", str(settings.data), "--json"],
                            check=True, capture_output=True, text=True).stdout.splitlines()
     assert [json.loads(line)["anomalies"] for line in lines] == [["par_subagent"], ["cout"]]
-    assert [json.loads(line)["ecarts"] for line in lines] == [
+    assert [json.loads(line)["valeurs"] for line in lines] == [
         {"par_subagent": {"plugin": False, "serveur": True}},
         {"cout": {"plugin": 1999, "serveur": 2000}}]
     table = subprocess.run([str(SCRIPT), "anomalies", "--data", str(settings.data)],

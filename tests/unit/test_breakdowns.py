@@ -9,7 +9,7 @@ import itertools
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from datetime import UTC as UTC_FIXED
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -280,6 +280,21 @@ def test_check_day_refuses_anything_but_a_day_written_yyyy_mm_dd(text: str) -> N
         check_day(text)
 
 
+@given(st.integers(0, 9999), st.integers(0, 99), st.integers(0, 99))
+def test_check_day_takes_exactly_the_days_the_calendar_has(year: int, month: int,
+                                                           day: int) -> None:
+    # Its own messages (not the standard library's) for a day written right that is not.
+    text = f"{year:04d}-{month:02d}-{day:02d}"
+    try:
+        date(year, month, day)
+    except ValueError:
+        with pytest.raises(ValueError, match=r"is no calendar day \((no (month|year) \d+|"
+                                             r"\d{4}-\d\d has \d\d days)\)$"):
+            check_day(text)
+    else:
+        assert check_day(text) == text
+
+
 # --- check_bounds -------------------------------------------------------------------------
 
 CLI = BoundNames(depuis="--depuis", jusqu_au="--jusqu-au", par="--par", puis="--puis")
@@ -288,12 +303,11 @@ CLI = BoundNames(depuis="--depuis", jusqu_au="--jusqu-au", par="--par", puis="--
 @pytest.mark.parametrize(("par", "depuis", "jusqu_au", "wire", "cli"), [
     ("jour", "x", None, "depuis: 'x' is not a day written YYYY-MM-DD",
      "--depuis: 'x' is not a day written YYYY-MM-DD"),
-    ("jour", None, "2026-13-01", "jusqu_au: '2026-13-01' is no calendar day (month must be "
-     "in 1..12)", "--jusqu-au: '2026-13-01' is no calendar day (month must be in 1..12)"),
+    ("jour", None, "2026-13-01", "jusqu_au: '2026-13-01' is no calendar day (no month 13)",
+     "--jusqu-au: '2026-13-01' is no calendar day (no month 13)"),
     # Written YYYY-MM-DD but no such day: the refusal says so, not "not written YYYY-MM-DD".
-    ("jour", "2026-11-31", None, "depuis: '2026-11-31' is no calendar day (day is out of "
-     "range for month)", "--depuis: '2026-11-31' is no calendar day (day is out of range "
-     "for month)"),
+    ("jour", "2026-11-31", None, "depuis: '2026-11-31' is no calendar day (2026-11 has 30 "
+     "days)", "--depuis: '2026-11-31' is no calendar day (2026-11 has 30 days)"),
     # A value that spells a parameter stays as given.
     ("jour", "jusqu_au", None, "depuis: 'jusqu_au' is not a day written YYYY-MM-DD",
      "--depuis: 'jusqu_au' is not a day written YYYY-MM-DD"),
