@@ -280,8 +280,7 @@ def list_anomalies(settings: Settings) -> Iterator[dict[str, Any]]:
     """Every stored event whose plugin figures disagree with the server's recomputation:
     ``{"id", "type", "client", "anomalies": [kinds], "valeurs": {kind: {"plugin",
     "serveur"}}, "recu_le"}`` (``domain.anomalies.anomaly_values``: the two values of
-    each kind),
-    in store order. Reads the store only."""
+    each kind), in store order. Reads the store only."""
     with closing(open_store(settings.database, read_only=True)) as store:
         for stored in stored_events(store):
             if isinstance(stored, ConflitRecu | ReleveRecu):
